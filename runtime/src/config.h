@@ -1,0 +1,28 @@
+// The runtime's settings, read once from the environment at start-up.
+#ifndef LIMPWATCH_RUNTIME_SRC_CONFIG_H_
+#define LIMPWATCH_RUNTIME_SRC_CONFIG_H_
+
+#include <string>
+#include <vector>
+
+#include "limpwatch/shm/layout.h"
+
+namespace limpwatch::runtime {
+
+struct RuntimeConfig {
+  bool disabled = false;         // LIMPWATCH_DISABLE=1: record nothing, create no segment
+  std::string name;              // LIMPWATCH_NAME
+  bool keep_segment = false;     // LIMPWATCH_KEEP=1: leave the segment after a normal exit
+  bool force_monotonic = false;  // LIMPWATCH_CLOCK=monotonic
+  bool quiet = false;            // LIMPWATCH_QUIET=1: no informational log lines
+  shm::Geometry geometry;        // LIMPWATCH_MAX_FUNCTIONS / _MAX_THREADS / _STACK_DEPTH
+  unsigned symbol_interval_ms = 100;  // LIMPWATCH_SYMBOL_INTERVAL_MS
+};
+
+// Reads the LIMPWATCH_* variables. A bad value is reported in *problems (one
+// line each, naming the variable) and its default is kept.
+RuntimeConfig ReadConfigFromEnvironment(std::vector<std::string>* problems);
+
+}  // namespace limpwatch::runtime
+
+#endif  // LIMPWATCH_RUNTIME_SRC_CONFIG_H_

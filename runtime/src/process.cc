@@ -1,0 +1,280 @@
+// Start-up, fork, thread exit and process exit of the runtime.
+#include "process.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "clock.h"
+#include "shadow_stack.h"
+#include "symbolizer.h"
+
+namespace limpwatch::runtime {
+
+constinit ProcessState g_process{};
+
+namespace {
+
+constexpr uint64_t kCalibrationNs = 5'000'000;
+
+// Globals are plain pointers or trivially destructible: other threads and
+// later destructors may still record while the process exits.
+constinit std::mutex g_init_mutex;
+constinit RuntimeConfig* g_config = nullptr;
+constinit ClockCalibration g_calibration;
+constinit shm::SegmentWriter* g_writer = nullptr;
+constinit shm::SegmentView g_view;
+pthread_key_t g_thread_exit_key;
+constinit bool g_process_hooks_installed = false;
+constinit std::atomic<uint64_t> g_service_epoch{0};
+
+std::string ProgramName() {
+  char path[4096];
+  ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (length <= 0) return "?";
+  path[length] = '\0';
+  const char* slash = std::strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+void OnThreadExit(void*) {
+  ThreadState& thread = t_thread;
+  thread.in_hook = 1;  // nothing this thread runs from now on is recorded
+  ReleaseThreadSlot(thread);
+  thread.status = ThreadStatus::kExited;
+}
+
+// Creates this process's segment; replaces a leftover of the same name whose
+// owner is gone (or is this pid before an exec).
+bool CreateSegment(const RuntimeConfig& config) {
+  shm::OwnerInfo owner;
+  owner.name = config.name;
+  owner.program = ProgramName();
+  owner.pid = getpid();
+  owner.parent_pid = getppid();
+  owner.clock_source = g_calibration.source;
+  owner.ns_per_tick = g_calibration.ns_per_tick;
+  owner.clock_ref_ticks = g_calibration.ref_ticks;
+  owner.clock_ref_realtime_ns = g_calibration.ref_realtime_ns;
+  std::string object = shm::SegmentObjectName(config.name, owner.pid);
+  std::string error;
+  auto writer = shm::SegmentWriter::Create(object, config.geometry, owner, &error);
+  if (!writer) {
+    std::string open_error;
+    auto existing = shm::SegmentReader::Open(object, &open_error);
+    bool leftover = !existing || shm::SegmentLiveness(existing->header()) != shm::Liveness::kLive ||
+                    existing->header().owner_pid == static_cast<uint32_t>(owner.pid);
+    existing.reset();
+    if (leftover && shm::RemoveSegmentObject(object, &open_error)) {
+      writer = shm::SegmentWriter::Create(object, config.geometry, owner, &error);
+    }
+  }
+  if (!writer) {
+    LogLine(error + "; this process runs untraced");
+    return false;
+  }
+  g_writer = writer.release();
+  g_view = g_writer->view();
+  g_process.header = g_view.header();
+  g_process.function_index = g_view.function_index();
+  g_process.function_index_mask = g_process.header->function_index_capacity - 1;
+  g_process.max_functions = g_process.header->max_functions;
+  g_process.symbols = g_view.symbols();
+  return true;
+}
+
+void* ServiceThreadMain(void* argument) {
+  ThreadState& thread = t_thread;
+  thread.in_hook = 1;
+  thread.status = ThreadStatus::kIgnored;
+  uint64_t epoch = reinterpret_cast<uint64_t>(argument);
+  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
+  timespec pause{0, long(g_config->symbol_interval_ms) * 1000000L};
+  while (g_service_epoch.load(std::memory_order_acquire) == epoch) {
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
+    g_view.header()->service_heartbeat_ns.store(uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec),
+                                                std::memory_order_relaxed);
+    ProcessSymbolizer().PublishPendingNames(g_view);
+    nanosleep(&pause, nullptr);
+  }
+  return nullptr;
+}
+
+// The service thread publishes names and a heartbeat. It starts with every
+// signal blocked, so the server's signal handling is not disturbed.
+void StartServiceThread() {
+  uint64_t epoch = g_service_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+  pthread_t thread;
+  int result = pthread_create(&thread, &attributes, ServiceThreadMain, reinterpret_cast<void*>(epoch));
+  pthread_attr_destroy(&attributes);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  if (result != 0) {
+    LogLine(std::string("cannot start the service thread: ") + std::strerror(result) +
+            "; names are published at exit only");
+  } else {
+    pthread_setname_np(thread, "limpwatch");
+  }
+}
+
+void StopServiceThread() { g_service_epoch.fetch_add(1, std::memory_order_acq_rel); }
+
+void BeforeFork() {
+  g_init_mutex.lock();
+  ProcessSymbolizer().mutex().lock();
+}
+
+void AfterForkInParent() {
+  ProcessSymbolizer().mutex().unlock();
+  g_init_mutex.unlock();
+  if (g_process.phase.load(std::memory_order_acquire) == static_cast<uint32_t>(ProcessPhase::kReady)) {
+    g_process.header->counters.forks_followed.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+// The child has only the forking thread. It records into a segment of its
+// own; the frames it inherited are kept (so their exits pair up) but never
+// counted, since the parent counted those calls.
+void AfterForkInChild() {
+  ProcessSymbolizer().mutex().unlock();
+  g_init_mutex.unlock();
+  if (g_process.phase.load(std::memory_order_acquire) != static_cast<uint32_t>(ProcessPhase::kReady)) return;
+  ThreadState& thread = t_thread;
+  uint32_t saved_guard = thread.in_hook;
+  thread.in_hook = 1;
+
+  std::vector<uint64_t> inherited_addresses;
+  std::vector<uint64_t> inherited_entries;
+  uint32_t inherited_depth = 0;
+  if (thread.status == ThreadStatus::kRecording) {
+    inherited_depth = thread.depth;
+    uint32_t stored = std::min(thread.depth, thread.stack_depth);
+    for (uint32_t level = 0; level < stored; ++level) {
+      inherited_addresses.push_back(thread.frames[level].address.load(std::memory_order_relaxed));
+      inherited_entries.push_back(thread.frames[level].entry_ticks.load(std::memory_order_relaxed));
+    }
+  }
+  if (thread.status != ThreadStatus::kExited) thread.status = ThreadStatus::kUnattached;
+  thread.slot = nullptr;
+
+  shm::SegmentWriter* parent_segment = g_writer;
+  g_writer = nullptr;
+  if (!CreateSegment(*g_config)) {
+    g_process.phase.store(static_cast<uint32_t>(ProcessPhase::kDisabled), std::memory_order_release);
+    thread.status = ThreadStatus::kIgnored;
+    thread.in_hook = saved_guard;
+    return;  // the parent's mapping stays: nothing in the child writes it
+  }
+  delete parent_segment;  // unmaps the parent's segment in the child only
+
+  if (thread.status == ThreadStatus::kUnattached && AttachThread(thread)) {
+    for (uint32_t level = 0; level < inherited_addresses.size(); ++level) {
+      shm::StackFrame& frame = thread.frames[level];
+      frame.address.store(inherited_addresses[level], std::memory_order_relaxed);
+      frame.function.store(shm::kNoFunction, std::memory_order_relaxed);
+      frame.flags.store(shm::kFrameInherited, std::memory_order_relaxed);
+      frame.entry_ticks.store(inherited_entries[level], std::memory_order_relaxed);
+      frame.child_ticks.store(0, std::memory_order_relaxed);
+    }
+    thread.depth = inherited_depth;
+    thread.slot->depth.store(inherited_depth, std::memory_order_release);
+  }
+  StartServiceThread();
+  thread.in_hook = saved_guard;
+}
+
+void InitializeLocked() {
+  if (g_process.phase.load(std::memory_order_acquire) != static_cast<uint32_t>(ProcessPhase::kUninitialized)) return;
+  std::vector<std::string> problems;
+  g_config = new RuntimeConfig(ReadConfigFromEnvironment(&problems));
+  for (const auto& problem : problems) LogLine("ignoring " + problem);
+  if (g_config->disabled) {
+    g_process.phase.store(static_cast<uint32_t>(ProcessPhase::kDisabled), std::memory_order_release);
+    return;
+  }
+  g_calibration = CalibrateClock(g_config->force_monotonic, kCalibrationNs);
+  if (!CreateSegment(*g_config)) {
+    g_process.phase.store(static_cast<uint32_t>(ProcessPhase::kDisabled), std::memory_order_release);
+    return;
+  }
+  if (!g_process_hooks_installed) {
+    pthread_key_create(&g_thread_exit_key, OnThreadExit);
+    pthread_atfork(BeforeFork, AfterForkInParent, AfterForkInChild);
+    g_process_hooks_installed = true;
+  }
+  StartServiceThread();
+  g_process.phase.store(static_cast<uint32_t>(ProcessPhase::kReady), std::memory_order_release);
+  if (!g_config->quiet && std::getenv("LIMPWATCH_VERBOSE") != nullptr) {
+    LogLine("recording into " + g_writer->object_name());
+  }
+}
+
+}  // namespace
+
+bool EnsureProcessInitialized() {
+  uint32_t phase = g_process.phase.load(std::memory_order_acquire);
+  if (phase == static_cast<uint32_t>(ProcessPhase::kUninitialized)) {
+    std::lock_guard<std::mutex> lock(g_init_mutex);
+    InitializeLocked();
+    phase = g_process.phase.load(std::memory_order_acquire);
+  }
+  return phase == static_cast<uint32_t>(ProcessPhase::kReady);
+}
+
+const shm::SegmentView& CurrentSegmentView() { return g_view; }
+const RuntimeConfig& CurrentConfig() { return *g_config; }
+
+void RegisterThreadExit() { pthread_setspecific(g_thread_exit_key, reinterpret_cast<void*>(1)); }
+
+void LogLine(const std::string& message) {
+  std::string line = "limpwatch[" + std::to_string(getpid()) + "]: " + message + "\n";
+  ssize_t ignored = write(STDERR_FILENO, line.data(), line.size());
+  (void)ignored;
+}
+
+// Runs before the program's own constructors, so the segment exists before
+// the first traced call.
+[[gnu::constructor(101)]] void StartRuntime() {
+  ThreadState& thread = t_thread;
+  thread.in_hook = 1;
+  int saved_errno = errno;
+  EnsureProcessInitialized();
+  errno = saved_errno;
+  thread.in_hook = 0;
+}
+
+// At a normal exit the segment's name is removed (or, with LIMPWATCH_KEEP,
+// marked exited with every name published). The mapping stays until the
+// process is gone: other threads may still be recording.
+[[gnu::destructor(101)]] void StopRuntime() {
+  if (g_process.phase.load(std::memory_order_acquire) != static_cast<uint32_t>(ProcessPhase::kReady)) return;
+  if (g_process.header->owner_pid != static_cast<uint32_t>(getpid())) return;
+  ThreadState& thread = t_thread;
+  uint32_t saved_guard = thread.in_hook;
+  thread.in_hook = 1;
+  int saved_errno = errno;
+  StopServiceThread();
+  if (g_config->keep_segment) {
+    ProcessSymbolizer().PublishPendingNames(g_view);
+    g_process.header->owner_state.store(static_cast<uint32_t>(shm::OwnerState::kExited), std::memory_order_release);
+  } else {
+    g_writer->Remove();
+  }
+  errno = saved_errno;
+  thread.in_hook = saved_guard;
+}
+
+}  // namespace limpwatch::runtime

@@ -1,0 +1,33 @@
+// Process-wide life cycle of the runtime: start-up, fork, thread exit and
+// process exit. Everything here runs off the hot path.
+#ifndef LIMPWATCH_RUNTIME_SRC_PROCESS_H_
+#define LIMPWATCH_RUNTIME_SRC_PROCESS_H_
+
+#include <string>
+
+#include "config.h"
+#include "limpwatch/shm/segment.h"
+#include "thread_state.h"
+
+namespace limpwatch::runtime {
+
+// Creates the segment on first use. Returns true when hooks may record.
+// Safe to call from any thread; the first caller does the work.
+bool EnsureProcessInitialized();
+
+// The mapped segment of this process (valid once initialized).
+const shm::SegmentView& CurrentSegmentView();
+const RuntimeConfig& CurrentConfig();
+
+// Arranges for the calling thread's slot to be released when it exits.
+void RegisterThreadExit();
+
+// Folds a recording thread's counts into the retired totals and frees its slot.
+void ReleaseThreadSlot(ThreadState& thread);
+
+// One line on stderr, prefixed with "limpwatch[<pid>]: ".
+void LogLine(const std::string& message);
+
+}  // namespace limpwatch::runtime
+
+#endif  // LIMPWATCH_RUNTIME_SRC_PROCESS_H_

@@ -1,0 +1,102 @@
+// The enter/exit logic on a thread's shadow stack.
+//
+// Enter pushes a frame and counts the call; exit pops it, adds its total time
+// to its parent's child time and its self time (total minus traced children)
+// to the function. Frames live in the thread's slot of the segment, so a
+// reader sees what every thread is inside right now and for how long.
+//
+// Anything unusual leaves the inline path for a cold function: a thread with
+// no slot yet, a stack deeper than its stored frames, an exit that does not
+// match the top frame (longjmp, an exception through C frames).
+#ifndef LIMPWATCH_RUNTIME_SRC_SHADOW_STACK_H_
+#define LIMPWATCH_RUNTIME_SRC_SHADOW_STACK_H_
+
+#include <cstdint>
+
+#include "clock.h"
+#include "function_registry.h"
+#include "thread_state.h"
+
+namespace limpwatch::runtime {
+
+// Cold paths. Each returns with the thread's state consistent.
+LW_COLD bool AttachThread(ThreadState& thread);  // true when the thread now records
+LW_COLD void EnterUnusual(ThreadState& thread, uint64_t address, uint32_t id);
+LW_COLD void ExitUnusual(ThreadState& thread, uint64_t address, uint64_t now);
+LW_COLD void CountCallWithoutSlot();
+
+LW_HOT void Bump(std::atomic<uint64_t>& counter, uint64_t amount) {
+  // Single writer: a plain load and store, no locked instruction.
+  counter.store(counter.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
+}
+
+LW_HOT void PushFrame(ThreadState& thread, uint64_t address) {
+  uint32_t id = LookupFunction(address);
+  uint32_t depth = thread.depth;
+  if (__builtin_expect(depth >= thread.stack_depth || id == shm::kNoFunction, 0)) {
+    EnterUnusual(thread, address, id);
+    return;
+  }
+  shm::StackFrame& frame = thread.frames[depth];
+  frame.address.store(address, std::memory_order_relaxed);
+  frame.function.store(id, std::memory_order_relaxed);
+  frame.flags.store(0, std::memory_order_relaxed);
+  frame.child_ticks.store(0, std::memory_order_relaxed);
+  frame.entry_ticks.store(ReadTicks(), std::memory_order_relaxed);
+  thread.depth = depth + 1;
+  thread.slot->depth.store(depth + 1, std::memory_order_release);
+  Bump(thread.counters[id].calls, 1);
+}
+
+// Pops the top frame (the caller checked it is `address`'s) at time `now`.
+LW_HOT void PopFrame(ThreadState& thread, uint32_t top, uint64_t now) {
+  shm::StackFrame& frame = thread.frames[top];
+  uint64_t total = now - frame.entry_ticks.load(std::memory_order_relaxed);
+  uint64_t children = frame.child_ticks.load(std::memory_order_relaxed);
+  uint32_t flags = frame.flags.load(std::memory_order_relaxed);
+  if (__builtin_expect(flags == 0, 1)) {
+    shm::FunctionCounters& counters = thread.counters[frame.function.load(std::memory_order_relaxed)];
+    Bump(counters.self_ticks, total > children ? total - children : 0);
+    Bump(counters.total_ticks, total);
+    if (top > 0) Bump(thread.frames[top - 1].child_ticks, total);
+  } else if ((flags & shm::kFrameUntracked) && top > 0) {
+    // An untracked function's own time stays in its caller's self time; only
+    // the traced descendants it called are passed up.
+    Bump(thread.frames[top - 1].child_ticks, children);
+  }
+  thread.depth = top;
+  thread.slot->depth.store(top, std::memory_order_release);
+}
+
+LW_HOT void RecordEnter(uint64_t address) {
+  ThreadState& thread = t_thread;
+  if (thread.in_hook) return;
+  thread.in_hook = 1;
+  if (__builtin_expect(thread.status == ThreadStatus::kRecording, 1) || AttachThread(thread)) {
+    PushFrame(thread, address);
+  } else if (thread.status == ThreadStatus::kNoSlot) {
+    CountCallWithoutSlot();
+  }
+  thread.in_hook = 0;
+}
+
+LW_HOT void RecordExit(uint64_t address) {
+  ThreadState& thread = t_thread;
+  if (thread.in_hook) return;
+  thread.in_hook = 1;
+  if (__builtin_expect(thread.status == ThreadStatus::kRecording, 1)) {
+    uint64_t now = ReadTicks();
+    uint32_t depth = thread.depth;
+    if (__builtin_expect(depth - 1 < thread.stack_depth, 1) &&
+        thread.frames[depth - 1].address.load(std::memory_order_relaxed) == address) {
+      PopFrame(thread, depth - 1, now);
+    } else {
+      ExitUnusual(thread, address, now);
+    }
+  }
+  thread.in_hook = 0;
+}
+
+}  // namespace limpwatch::runtime
+
+#endif  // LIMPWATCH_RUNTIME_SRC_SHADOW_STACK_H_

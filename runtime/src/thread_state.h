@@ -1,0 +1,62 @@
+// Per-thread and per-process state of the hot path.
+//
+// ThreadState is trivially constructible and lives in initial-exec TLS, so
+// touching it never calls the allocator or __tls_get_addr. ProcessState is
+// written while no thread records (start-up, the child side of fork) and only
+// read by the hot path afterwards.
+#ifndef LIMPWATCH_RUNTIME_SRC_THREAD_STATE_H_
+#define LIMPWATCH_RUNTIME_SRC_THREAD_STATE_H_
+
+#include <atomic>
+#include <cstdint>
+
+#include "limpwatch/shm/layout.h"
+
+#define LW_HOT [[gnu::no_instrument_function, gnu::always_inline]] inline
+#define LW_COLD [[gnu::no_instrument_function, gnu::cold, gnu::noinline]]
+#define LW_NO_INSTRUMENT [[gnu::no_instrument_function]]
+
+namespace limpwatch::runtime {
+
+enum class ThreadStatus : uint32_t {
+  kUnattached = 0,  // no slot yet: the next hook takes the cold path
+  kRecording = 1,
+  kNoSlot = 2,      // every slot was busy: calls are counted as lost
+  kExited = 3,      // past its TLS destructor: hooks do nothing
+  kIgnored = 4,     // limpwatch's own threads, or recording disabled
+};
+
+struct ThreadState {
+  uint32_t in_hook;  // recursion guard
+  ThreadStatus status;
+  uint32_t depth;        // logical shadow-stack depth (may exceed stack_depth)
+  uint32_t stack_depth;  // frames stored in the slot
+  shm::StackFrame* frames;
+  shm::FunctionCounters* counters;
+  shm::ThreadSlotHeader* slot;
+  uint32_t slot_index;
+  uint32_t reserved;
+};
+
+extern thread_local ThreadState t_thread [[gnu::tls_model("initial-exec")]];
+
+enum class ProcessPhase : uint32_t {
+  kUninitialized = 0,
+  kReady = 1,     // segment mapped, hooks record
+  kDisabled = 2,  // LIMPWATCH_DISABLE, or the segment could not be created
+};
+
+struct ProcessState {
+  std::atomic<uint32_t> phase;
+  shm::SegmentHeader* header;
+  shm::FunctionIndexEntry* function_index;
+  uint32_t function_index_mask;
+  uint32_t max_functions;
+  shm::SymbolEntry* symbols;
+};
+
+extern ProcessState g_process;
+
+}  // namespace limpwatch::runtime
+
+#endif  // LIMPWATCH_RUNTIME_SRC_THREAD_STATE_H_

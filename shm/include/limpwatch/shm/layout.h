@@ -1,0 +1,371 @@
+// The limpwatch segment: the contract between a traced process and its readers.
+//
+// Every traced process owns exactly one POSIX shared-memory object, named
+// "limpwatch.<pid>" or "limpwatch.<LIMPWATCH_NAME>.<pid>", mode 0600. The
+// process writes it; `limpwatch` and the analyzer read it. Readers may run
+// while the writer runs, may start after it and may outlive it, so the format
+// is plain data at fixed offsets: fixed-width integers and lock-free atomics,
+// never pointers, every region located by an offset from the segment start.
+//
+//   offset 0  +------------------------------+
+//             | SegmentHeader (4 KiB)        |  magic, version, geometry, clock factor,
+//             |                              |  owner, region table, process counters
+//             +------------------------------+  header.function_index
+//             | FunctionIndexEntry[cap]      |  address -> dense function id (hash, linear probe)
+//             +------------------------------+  header.symbols
+//             | SymbolEntry[max_functions]   |  id -> address, name, 64-bit name hash
+//             +------------------------------+  header.threads
+//             | ThreadSlot[max_threads]      |  one per live thread, single writer:
+//             |   ThreadSlotHeader           |    state, tid, diagnostics
+//             |   StackFrame[stack_depth]    |    the shadow stack (visible to readers)
+//             |   FunctionCounters[max_fn]   |    cumulative calls / self / total ticks
+//             +------------------------------+  header.retired
+//             | RetiredTotals                |  counters of threads that have exited
+//             |   FunctionCounters[max_fn]   |
+//             +------------------------------+  header.node_metrics
+//             | NodeMetricsRecord            |  /proc samples, written once per tick
+//             +------------------------------+  header.alarms
+//             | AlarmRing                    |  alarms raised by the analyzer
+//             |   AlarmRecord[alarm_cap]     |
+//             +------------------------------+  header.segment_size
+//
+// Counters are cumulative and never reset: a reader diffs two snapshots, so a
+// slow reader never loses counts. A thread slot has one writer (its thread);
+// RetiredTotals and the process counters are multi-writer and only ever
+// changed with atomic read-modify-write operations.
+//
+// Thread slot states (ThreadSlotHeader::state), changed only by CAS:
+//
+//     kFree --acquire (CAS by the new thread)--> kActive
+//     kActive --thread exit--> kRetiring --counts folded, slot zeroed--> kFree
+//
+// A reader skips kFree slots. While a thread retires, its counts exist twice
+// (in the slot and in RetiredTotals) or partly: the retiring thread raises
+// SegmentHeader::retiring_now for the duration and bumps retire_generation
+// when done, and a reader that sees either change retries its snapshot.
+//
+// Compatibility: a reader accepts a segment whose version_major equals its own
+// and whose header_size and struct sizes match; anything else is rejected with
+// a message naming the mismatch. Fields are only ever added into reserved
+// space, with a minor version bump.
+#ifndef LIMPWATCH_SHM_LAYOUT_H_
+#define LIMPWATCH_SHM_LAYOUT_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace limpwatch::shm {
+
+inline constexpr uint64_t kSegmentMagic = 0x544e454d47455357ull;  // "WSEGMENT" little-endian
+inline constexpr uint16_t kVersionMajor = 1;
+inline constexpr uint16_t kVersionMinor = 0;
+inline constexpr uint16_t kEndianMark = 0x0102;
+inline constexpr uint32_t kHeaderSize = 4096;
+
+// Function ids are packed with the address into one 64-bit index word, so an
+// id needs kFunctionIdBits bits and an address the remaining 47 (the x86-64
+// user-space half).
+inline constexpr unsigned kFunctionIdBits = 17;
+inline constexpr uint32_t kMaxFunctionsLimit = (1u << kFunctionIdBits) - 1;
+inline constexpr uint64_t kMaxCodeAddress = (uint64_t{1} << (64 - kFunctionIdBits)) - 1;
+inline constexpr uint32_t kNoFunction = 0xffffffffu;
+
+inline constexpr uint32_t kMaxThreadsLimit = 4096;
+inline constexpr uint32_t kMaxStackDepthLimit = 4096;
+inline constexpr uint32_t kMaxAlarmCapacity = 65536;
+inline constexpr size_t kNameSize = 64;
+inline constexpr size_t kSymbolNameSize = 104;
+inline constexpr size_t kAlarmTopFunctions = 10;
+
+enum class OwnerState : uint32_t {
+  kCreating = 0,  // header not yet complete: readers must not trust it
+  kRunning = 1,   // owner alive (stale if the owner pid is gone)
+  kExited = 2,    // owner exited normally and kept the segment (LIMPWATCH_KEEP)
+};
+
+enum class ClockSource : uint32_t {
+  kTsc = 1,                // invariant TSC, ticks scaled by ns_per_tick
+  kMonotonicRaw = 2,       // CLOCK_MONOTONIC_RAW, one tick is one nanosecond
+};
+
+enum class SlotState : uint32_t {
+  kFree = 0,
+  kActive = 1,
+  kRetiring = 2,
+};
+
+enum class SymbolState : uint32_t {
+  kEmpty = 0,         // id not allocated
+  kRegistered = 1,    // address known, name not yet resolved
+  kResolved = 2,      // name and name_hash valid
+  kUnresolvable = 3,  // no symbol covers the address; name holds "0x<address>"
+};
+
+// A region of the segment: bytes [offset, offset + size).
+struct RegionRef {
+  uint64_t offset;
+  uint64_t size;
+};
+
+// Process-wide diagnostic counters: every one is a loss or an anomaly that the
+// reader reports rather than hides.
+struct ProcessCounters {
+  std::atomic<uint64_t> functions_registered;
+  std::atomic<uint64_t> function_table_full;   // calls not recorded: no room for a new function
+  std::atomic<uint64_t> function_ids_wasted;   // ids lost to an insertion race
+  std::atomic<uint64_t> threads_started;
+  std::atomic<uint64_t> threads_retired;
+  std::atomic<uint64_t> threads_without_slot;  // threads not recorded: all slots busy
+  std::atomic<uint64_t> calls_without_slot;    // their calls
+  std::atomic<uint64_t> forks_followed;        // a child of this process took a segment of its own
+  std::atomic<uint64_t> reserved[8];
+};
+
+struct FunctionIndexEntry {
+  // 0 when empty, else (address << kFunctionIdBits) | (function id + 1).
+  std::atomic<uint64_t> packed;
+};
+
+struct SymbolEntry {
+  std::atomic<uint64_t> address;
+  uint64_t name_hash;             // FNV-1a 64 of the raw (mangled) name; valid when kResolved
+  std::atomic<uint32_t> state;    // SymbolState; name fields are published by a release store here
+  uint32_t name_length;           // bytes used in name, without the terminating NUL
+  char name[kSymbolNameSize];     // demangled, NUL-terminated, truncated if longer
+};
+
+// Cumulative per-function counters of one thread (or of all retired threads).
+// Ticks are converted to ns with SegmentHeader::ns_per_tick.
+struct FunctionCounters {
+  std::atomic<uint64_t> calls;        // counted on entry
+  std::atomic<uint64_t> self_ticks;   // own time: children's time subtracted, blocked time kept
+  std::atomic<uint64_t> total_ticks;  // entry to exit, children included
+};
+
+// Anomalies of one thread's shadow stack.
+struct StackDiagnostics {
+  std::atomic<uint64_t> overflowed_calls;  // calls deeper than stack_depth: counted, not timed
+  std::atomic<uint64_t> unmatched_exits;   // an exit with no matching entry: ignored
+  std::atomic<uint64_t> resynced_frames;   // frames closed without their exit (longjmp, unwinding)
+  std::atomic<uint64_t> untracked_calls;   // calls of functions the table had no room for
+};
+
+enum StackFrameFlags : uint32_t {
+  kFrameInherited = 1u << 0,  // entered in the parent before fork: popped, never counted
+  kFrameUntracked = 1u << 1,  // function not recorded (table full / not selected)
+};
+
+struct StackFrame {
+  std::atomic<uint64_t> address;   // the function's address, to match its exit
+  std::atomic<uint32_t> function;  // function id, or kNoFunction
+  std::atomic<uint32_t> flags;     // StackFrameFlags
+  std::atomic<uint64_t> entry_ticks;
+  std::atomic<uint64_t> child_ticks;  // total time of traced children so far
+};
+
+struct ThreadSlotHeader {
+  std::atomic<uint32_t> state;  // SlotState
+  std::atomic<uint32_t> tid;
+  std::atomic<uint64_t> generation;  // bumped on every acquire, so a reader sees reuse
+  std::atomic<uint64_t> acquired_ticks;
+  std::atomic<uint32_t> depth;       // logical depth; frames above stack_depth are not stored
+  uint32_t reserved_u32;
+  StackDiagnostics diagnostics;
+  std::atomic<uint64_t> reserved[24];
+};
+
+struct RetiredTotalsHeader {
+  std::atomic<uint64_t> threads;
+  StackDiagnostics diagnostics;
+  std::atomic<uint64_t> reserved[3];
+};
+
+// Node-wide samples of /proc, written by the analyzer side once per tick under
+// a sequence lock (odd = being written). Filled by the node-metrics code.
+struct NodeMetricsRecord {
+  std::atomic<uint64_t> sequence;
+  std::atomic<uint64_t> timestamp_ns;  // CLOCK_REALTIME of the sample
+  std::atomic<uint64_t> interrupts;
+  std::atomic<uint64_t> context_switches;
+  std::atomic<uint64_t> pages_allocated;
+  std::atomic<uint64_t> heap_bytes;
+  std::atomic<uint64_t> process_cpu_ns;
+  std::atomic<uint64_t> disk_reads_completed;
+  std::atomic<uint64_t> disk_writes_completed;
+  std::atomic<uint64_t> disk_sectors_read;
+  std::atomic<uint64_t> disk_sectors_written;
+  std::atomic<uint64_t> disk_read_ms;
+  std::atomic<uint64_t> disk_write_ms;
+  std::atomic<uint64_t> disk_io_ms;
+  std::atomic<uint64_t> disk_weighted_io_ms;
+  std::atomic<uint64_t> reserved[49];
+};
+
+enum class Resource : uint32_t {
+  kUnknown = 0,
+  kDisk = 1,
+  kNetwork = 2,
+  kCpu = 3,
+  kMemory = 4,
+  kProcess = 5,  // a peer crashed or hung
+};
+
+// One alarm, published by a release store of `sequence` (its 1-based number
+// in the ring; 0 = never written). A reader copies the record and accepts it
+// if `sequence` is unchanged afterwards.
+struct AlarmRecord {
+  std::atomic<uint64_t> sequence;
+  uint64_t time_ns;            // CLOCK_REALTIME when raised
+  uint32_t resource;           // Resource
+  uint32_t metric_count;
+  double score;
+  double threshold;
+  char server[kNameSize];      // the indicted server
+  char metrics[kNameSize];     // metric names, comma separated
+  uint64_t top_function_hashes[kAlarmTopFunctions];
+  uint64_t reserved[1];
+};
+
+struct AlarmRingHeader {
+  std::atomic<uint64_t> next_sequence;  // sequence of the next alarm to be written
+  uint64_t reserved[7];
+};
+
+struct SegmentHeader {
+  uint64_t magic;
+  uint16_t version_major;
+  uint16_t version_minor;
+  uint16_t endian_mark;
+  uint16_t reserved_u16;
+  uint32_t header_size;
+  std::atomic<uint32_t> owner_state;  // OwnerState; kRunning published last at creation
+  uint64_t segment_size;
+
+  // Owner identity. owner_start_time is field 22 of /proc/<pid>/stat, so a
+  // reused pid is not mistaken for the owner.
+  uint32_t owner_pid;
+  uint32_t parent_pid;
+  uint64_t owner_start_time;
+  uint64_t created_realtime_ns;
+  char name[kNameSize];     // LIMPWATCH_NAME, or empty
+  char program[kNameSize];  // basename of the executable
+
+  // Clock: ns = (ticks - clock_ref_ticks) * ns_per_tick + clock_ref_realtime_ns
+  uint32_t clock_source;    // ClockSource
+  uint32_t reserved_u32;
+  double ns_per_tick;
+  uint64_t clock_ref_ticks;
+  uint64_t clock_ref_realtime_ns;
+
+  // Geometry.
+  uint32_t max_functions;
+  uint32_t function_index_capacity;  // power of two, >= 2 * max_functions
+  uint32_t max_threads;
+  uint32_t stack_depth;
+  uint32_t alarm_capacity;
+  uint32_t thread_slot_size;  // bytes per ThreadSlot, including frames and counters
+
+  // Sizes of the structs, so a reader built from another layout refuses.
+  uint32_t sizeof_symbol_entry;
+  uint32_t sizeof_function_counters;
+  uint32_t sizeof_stack_frame;
+  uint32_t sizeof_thread_slot_header;
+  uint32_t sizeof_node_metrics;
+  uint32_t sizeof_alarm_record;
+
+  RegionRef function_index;
+  RegionRef symbols;
+  RegionRef threads;
+  RegionRef retired;
+  RegionRef node_metrics;
+  RegionRef alarms;
+
+  std::atomic<uint32_t> next_function_id;
+  std::atomic<uint32_t> retiring_now;
+  std::atomic<uint64_t> retire_generation;
+  std::atomic<uint64_t> service_heartbeat_ns;  // CLOCK_REALTIME, bumped by the service thread
+  ProcessCounters counters;
+};
+
+// ---- The frozen format. Changing any of these is a major version bump. ----
+
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
+static_assert(sizeof(std::atomic<uint64_t>) == 8 && alignof(std::atomic<uint64_t>) == 8);
+static_assert(sizeof(std::atomic<uint32_t>) == 4);
+
+static_assert(sizeof(RegionRef) == 16);
+static_assert(sizeof(ProcessCounters) == 16 * 8);
+static_assert(sizeof(FunctionIndexEntry) == 8);
+static_assert(sizeof(SymbolEntry) == 128);
+static_assert(offsetof(SymbolEntry, name) == 24);
+static_assert(sizeof(FunctionCounters) == 24);
+static_assert(sizeof(StackDiagnostics) == 32);
+static_assert(sizeof(StackFrame) == 32);
+static_assert(sizeof(ThreadSlotHeader) == 256);
+static_assert(offsetof(ThreadSlotHeader, diagnostics) == 32);
+static_assert(sizeof(RetiredTotalsHeader) == 64);
+static_assert(sizeof(NodeMetricsRecord) == 512);
+static_assert(sizeof(AlarmRecord) == 256);
+static_assert(sizeof(AlarmRingHeader) == 64);
+static_assert(offsetof(SegmentHeader, magic) == 0);
+static_assert(offsetof(SegmentHeader, version_major) == 8);
+static_assert(offsetof(SegmentHeader, header_size) == 16);
+static_assert(offsetof(SegmentHeader, segment_size) == 24);
+static_assert(offsetof(SegmentHeader, owner_pid) == 32);
+static_assert(offsetof(SegmentHeader, name) == 56);
+static_assert(offsetof(SegmentHeader, clock_source) == 184);
+static_assert(offsetof(SegmentHeader, ns_per_tick) == 192);
+static_assert(offsetof(SegmentHeader, max_functions) == 216);
+static_assert(offsetof(SegmentHeader, function_index) == 264);
+static_assert(offsetof(SegmentHeader, counters) == 384);
+static_assert(sizeof(SegmentHeader) <= kHeaderSize);
+
+template <typename T>
+inline constexpr bool kIsSegmentPod =
+    std::is_standard_layout_v<T> && std::is_trivially_destructible_v<T>;
+static_assert(kIsSegmentPod<SegmentHeader>);
+static_assert(kIsSegmentPod<SymbolEntry>);
+static_assert(kIsSegmentPod<ThreadSlotHeader>);
+static_assert(kIsSegmentPod<StackFrame>);
+static_assert(kIsSegmentPod<FunctionCounters>);
+static_assert(kIsSegmentPod<NodeMetricsRecord>);
+static_assert(kIsSegmentPod<AlarmRecord>);
+
+// The geometry a segment is created with; every size derives from it.
+struct Geometry {
+  uint32_t max_functions = 4096;
+  uint32_t max_threads = 128;
+  uint32_t stack_depth = 256;
+  uint32_t alarm_capacity = 256;
+};
+
+// Byte layout computed from a geometry. Both the writer and the validating
+// reader use this one function, so they cannot disagree.
+struct Layout {
+  uint32_t function_index_capacity;
+  uint64_t thread_slot_size;
+  RegionRef function_index;
+  RegionRef symbols;
+  RegionRef threads;
+  RegionRef retired;
+  RegionRef node_metrics;
+  RegionRef alarms;
+  uint64_t segment_size;
+};
+
+// Returns false (and leaves *out untouched) when the geometry is out of the
+// supported bounds.
+bool ComputeLayout(const Geometry& geometry, Layout* out);
+
+// Offsets inside one thread slot.
+inline constexpr uint64_t SlotFramesOffset() { return sizeof(ThreadSlotHeader); }
+inline constexpr uint64_t SlotCountersOffset(uint32_t stack_depth) {
+  return sizeof(ThreadSlotHeader) + uint64_t{stack_depth} * sizeof(StackFrame);
+}
+
+}  // namespace limpwatch::shm
+
+#endif  // LIMPWATCH_SHM_LAYOUT_H_

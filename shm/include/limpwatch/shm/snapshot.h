@@ -1,0 +1,106 @@
+// A consistent copy of a segment's counters, taken by a reader.
+//
+// "Consistent" means: every thread's counts are seen exactly once, either in
+// its live slot or in the retired totals, never both and never neither (the
+// snapshot retries while a thread retires), and every slot is read within one
+// slot generation. Individual counters of a running thread may be one call
+// apart from each other, as with any sampling of live counters.
+#ifndef LIMPWATCH_SHM_SNAPSHOT_H_
+#define LIMPWATCH_SHM_SNAPSHOT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "limpwatch/shm/segment.h"
+
+namespace limpwatch::shm {
+
+struct CounterValues {
+  uint64_t calls = 0;
+  uint64_t self_ticks = 0;
+  uint64_t total_ticks = 0;
+};
+
+struct DiagnosticValues {
+  uint64_t overflowed_calls = 0;
+  uint64_t unmatched_exits = 0;
+  uint64_t resynced_frames = 0;
+  uint64_t untracked_calls = 0;
+};
+
+struct FunctionRecord {
+  uint32_t id = 0;
+  uint64_t address = 0;
+  uint64_t name_hash = 0;  // 0 until resolved
+  SymbolState state = SymbolState::kEmpty;
+  std::string name;        // demangled name, "0x..." when unresolved
+  CounterValues counters;  // all threads, live and retired
+};
+
+struct OpenFrame {
+  uint64_t address = 0;
+  uint32_t function = kNoFunction;
+  uint64_t entry_ticks = 0;
+  bool inherited = false;
+};
+
+struct ThreadRecord {
+  uint32_t slot = 0;
+  uint32_t tid = 0;
+  uint64_t generation = 0;
+  uint32_t depth = 0;
+  DiagnosticValues diagnostics;
+  std::vector<OpenFrame> open_frames;  // bottom first, at most stack_depth
+  uint64_t calls = 0;                  // all functions
+};
+
+struct Snapshot {
+  std::string object_name;
+  std::string name;
+  std::string program;
+  uint32_t pid = 0;
+  uint32_t parent_pid = 0;
+  Liveness liveness = Liveness::kStale;
+  uint16_t version_major = 0;
+  uint16_t version_minor = 0;
+  uint64_t segment_size = 0;
+  ClockSource clock_source = ClockSource::kMonotonicRaw;
+  double ns_per_tick = 1.0;
+  uint32_t max_functions = 0;
+  uint32_t max_threads = 0;
+  uint32_t stack_depth = 0;
+
+  uint64_t taken_ticks = 0;        // in the segment's clock
+  uint64_t taken_realtime_ns = 0;
+  uint32_t attempts = 0;           // tries needed to get a consistent copy
+  bool consistent = false;         // false if retirements kept racing every try
+
+  std::vector<FunctionRecord> functions;  // indexed by function id
+  std::vector<ThreadRecord> threads;      // live slots
+  uint64_t retired_threads = 0;
+  DiagnosticValues diagnostics;           // all threads, live and retired
+  // ProcessCounters, in declaration order.
+  uint64_t functions_registered = 0;
+  uint64_t function_table_full = 0;
+  uint64_t function_ids_wasted = 0;
+  uint64_t threads_started = 0;
+  uint64_t threads_retired = 0;
+  uint64_t threads_without_slot = 0;
+  uint64_t calls_without_slot = 0;
+  uint64_t forks_followed = 0;
+  uint64_t service_heartbeat_ns = 0;
+
+  double TicksToNs(uint64_t ticks) const { return double(ticks) * ns_per_tick; }
+};
+
+// Reads the current ticks of the given clock, as the writer would.
+uint64_t ReadTicks(ClockSource source);
+
+// Copies the segment into *out. Never fails on a validated reader; returns
+// the snapshot with consistent=false if it could not get a clean copy.
+void TakeSnapshot(const SegmentReader& reader, Snapshot* out);
+
+}  // namespace limpwatch::shm
+
+#endif  // LIMPWATCH_SHM_SNAPSHOT_H_

@@ -1,0 +1,114 @@
+#include <dirent.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "limpwatch/shm/segment.h"
+
+namespace limpwatch::shm {
+namespace {
+
+constexpr const char* kShmDirectory = "/dev/shm";
+
+bool ProcessExists(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+
+}  // namespace
+
+uint64_t ProcessStartTime(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return 0;
+  // The command name (field 2) may hold spaces and parentheses: skip to the last ')'.
+  size_t close = line.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(line.substr(close + 2));
+  std::string field;
+  // Fields 3..21 precede the start time (field 22).
+  for (int index = 3; index <= 21; ++index) {
+    if (!(fields >> field)) return 0;
+  }
+  uint64_t start_time = 0;
+  fields >> start_time;
+  return start_time;
+}
+
+Liveness SegmentLiveness(const SegmentHeader& header) {
+  uint32_t state = header.owner_state.load(std::memory_order_acquire);
+  if (state == static_cast<uint32_t>(OwnerState::kExited)) return Liveness::kExited;
+  pid_t pid = static_cast<pid_t>(header.owner_pid);
+  bool alive = ProcessExists(pid) && (header.owner_start_time == 0 || ProcessStartTime(pid) == header.owner_start_time);
+  if (state == static_cast<uint32_t>(OwnerState::kCreating)) return alive ? Liveness::kCreating : Liveness::kStale;
+  return alive ? Liveness::kLive : Liveness::kStale;
+}
+
+const char* LivenessName(Liveness liveness) {
+  switch (liveness) {
+    case Liveness::kLive: return "live";
+    case Liveness::kExited: return "exited";
+    case Liveness::kStale: return "stale";
+    case Liveness::kCreating: return "creating";
+  }
+  return "?";
+}
+
+std::vector<SegmentListing> ListSegments() {
+  std::vector<SegmentListing> listings;
+  DIR* directory = opendir(kShmDirectory);
+  if (directory == nullptr) return listings;
+  while (dirent* entry = readdir(directory)) {
+    auto parts = ParseSegmentObjectName(entry->d_name);
+    if (!parts) continue;
+    SegmentListing listing;
+    listing.object_name = entry->d_name;
+    listing.parts = *parts;
+    std::string error;
+    auto reader = SegmentReader::Open(listing.object_name, &error);
+    if (!reader) {
+      listing.error = error;
+      // A segment that cannot be validated is stale when nobody owns its pid.
+      listing.liveness = ProcessExists(parts->pid) ? Liveness::kCreating : Liveness::kStale;
+    } else {
+      listing.size = reader->size();
+      listing.liveness = SegmentLiveness(reader->header());
+      listing.program = reader->header().program;
+      listing.created_realtime_ns = reader->header().created_realtime_ns;
+    }
+    listings.push_back(std::move(listing));
+  }
+  closedir(directory);
+  std::sort(listings.begin(), listings.end(),
+            [](const SegmentListing& a, const SegmentListing& b) { return a.object_name < b.object_name; });
+  return listings;
+}
+
+std::optional<std::string> ResolveSegment(std::string_view what, std::string* error) {
+  std::string wanted(what);
+  if (ParseSegmentObjectName(wanted)) return wanted;
+  std::vector<SegmentListing> matches;
+  for (auto& listing : ListSegments()) {
+    bool by_pid = std::to_string(listing.parts.pid) == wanted;
+    bool by_name = !listing.parts.name.empty() && listing.parts.name == wanted;
+    if (by_pid || by_name) matches.push_back(listing);
+  }
+  if (matches.empty()) {
+    *error = "no limpwatch segment named '" + wanted + "' (see 'limpwatch list')";
+    return std::nullopt;
+  }
+  if (matches.size() == 1) return matches.front().object_name;
+  std::vector<const SegmentListing*> live;
+  for (auto& match : matches) {
+    if (match.liveness == Liveness::kLive) live.push_back(&match);
+  }
+  if (live.size() == 1) return live.front()->object_name;
+  std::string candidates;
+  for (auto& match : matches) candidates += " " + match.object_name + "(" + LivenessName(match.liveness) + ")";
+  *error = "'" + wanted + "' matches several segments:" + candidates;
+  return std::nullopt;
+}
+
+}  // namespace limpwatch::shm

@@ -1,0 +1,152 @@
+#include "limpwatch/shm/segment.h"
+
+#include <boost/interprocess/exceptions.hpp>
+#include <boost/interprocess/mapped_region.hpp>
+#include <boost/interprocess/permissions.hpp>
+#include <boost/interprocess/shared_memory_object.hpp>
+#include <time.h>
+
+#include <cstring>
+
+namespace limpwatch::shm {
+
+namespace bip = boost::interprocess;
+
+namespace {
+
+void CopyName(char (&destination)[kNameSize], const std::string& source) {
+  size_t length = std::min(source.size(), kNameSize - 1);
+  std::memcpy(destination, source.data(), length);
+  destination[length] = '\0';
+}
+
+uint64_t RealtimeNs() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec);
+}
+
+}  // namespace
+
+struct SegmentWriter::Mapping {
+  bip::shared_memory_object object;
+  bip::mapped_region region;
+};
+
+struct SegmentReader::Mapping {
+  bip::shared_memory_object object;
+  bip::mapped_region region;
+};
+
+std::unique_ptr<SegmentWriter> SegmentWriter::Create(const std::string& object_name, const Geometry& geometry,
+                                                     const OwnerInfo& owner, std::string* error) {
+  Layout layout;
+  if (!ComputeLayout(geometry, &layout)) {
+    *error = "segment '" + object_name + "': geometry out of bounds";
+    return nullptr;
+  }
+  std::unique_ptr<SegmentWriter> writer(new SegmentWriter());
+  bool created = false;
+  try {
+    bip::permissions owner_only(0600);
+    auto mapping = std::make_unique<Mapping>();
+    mapping->object = bip::shared_memory_object(bip::create_only, object_name.c_str(), bip::read_write, owner_only);
+    created = true;
+    mapping->object.truncate(static_cast<bip::offset_t>(layout.segment_size));
+    mapping->region = bip::mapped_region(mapping->object, bip::read_write, 0, layout.segment_size);
+    writer->mapping_ = std::move(mapping);
+  } catch (const bip::interprocess_exception& e) {
+    if (created) bip::shared_memory_object::remove(object_name.c_str());
+    *error = "segment '" + object_name + "': cannot create: " + e.what();
+    return nullptr;
+  }
+  writer->object_name_ = object_name;
+  writer->size_ = layout.segment_size;
+
+  auto* h = static_cast<SegmentHeader*>(writer->mapping_->region.get_address());
+  // The object is new and zero-filled; fill the header, then publish.
+  h->magic = kSegmentMagic;
+  h->version_major = kVersionMajor;
+  h->version_minor = kVersionMinor;
+  h->endian_mark = kEndianMark;
+  h->header_size = kHeaderSize;
+  h->segment_size = layout.segment_size;
+  h->owner_pid = static_cast<uint32_t>(owner.pid);
+  h->parent_pid = static_cast<uint32_t>(owner.parent_pid);
+  h->owner_start_time = ProcessStartTime(owner.pid);
+  h->created_realtime_ns = RealtimeNs();
+  CopyName(h->name, owner.name);
+  CopyName(h->program, owner.program);
+  h->clock_source = static_cast<uint32_t>(owner.clock_source);
+  h->ns_per_tick = owner.ns_per_tick;
+  h->clock_ref_ticks = owner.clock_ref_ticks;
+  h->clock_ref_realtime_ns = owner.clock_ref_realtime_ns;
+  h->max_functions = geometry.max_functions;
+  h->function_index_capacity = layout.function_index_capacity;
+  h->max_threads = geometry.max_threads;
+  h->stack_depth = geometry.stack_depth;
+  h->alarm_capacity = geometry.alarm_capacity;
+  h->thread_slot_size = static_cast<uint32_t>(layout.thread_slot_size);
+  h->sizeof_symbol_entry = sizeof(SymbolEntry);
+  h->sizeof_function_counters = sizeof(FunctionCounters);
+  h->sizeof_stack_frame = sizeof(StackFrame);
+  h->sizeof_thread_slot_header = sizeof(ThreadSlotHeader);
+  h->sizeof_node_metrics = sizeof(NodeMetricsRecord);
+  h->sizeof_alarm_record = sizeof(AlarmRecord);
+  h->function_index = layout.function_index;
+  h->symbols = layout.symbols;
+  h->threads = layout.threads;
+  h->retired = layout.retired;
+  h->node_metrics = layout.node_metrics;
+  h->alarms = layout.alarms;
+  writer->view_ = SegmentView(h);
+  h->owner_state.store(static_cast<uint32_t>(OwnerState::kRunning), std::memory_order_release);
+  return writer;
+}
+
+SegmentWriter::~SegmentWriter() = default;
+
+void SegmentWriter::Remove() { bip::shared_memory_object::remove(object_name_.c_str()); }
+
+std::unique_ptr<SegmentReader> SegmentReader::Open(const std::string& object_name, std::string* error) {
+  std::unique_ptr<SegmentReader> reader(new SegmentReader());
+  auto mapping = std::make_unique<Mapping>();
+  bip::offset_t size = 0;
+  try {
+    mapping->object = bip::shared_memory_object(bip::open_only, object_name.c_str(), bip::read_only);
+    if (!mapping->object.get_size(size)) {
+      *error = "segment '" + object_name + "': cannot read its size";
+      return nullptr;
+    }
+    if (size <= 0) {
+      *error = "segment '" + object_name + "': truncated: 0 bytes";
+      return nullptr;
+    }
+    mapping->region = bip::mapped_region(mapping->object, bip::read_only, 0, static_cast<size_t>(size));
+  } catch (const bip::interprocess_exception& e) {
+    *error = "segment '" + object_name + "': cannot open: " + e.what();
+    return nullptr;
+  }
+  std::string problem = ValidateSegment(mapping->region.get_address(), static_cast<uint64_t>(size));
+  if (!problem.empty()) {
+    *error = "segment '" + object_name + "': " + problem;
+    return nullptr;
+  }
+  reader->view_ = SegmentView(mapping->region.get_address());
+  reader->mapping_ = std::move(mapping);
+  reader->object_name_ = object_name;
+  reader->size_ = static_cast<uint64_t>(size);
+  return reader;
+}
+
+SegmentReader::~SegmentReader() = default;
+
+bool RemoveSegmentObject(const std::string& object_name, std::string* error) {
+  if (!bip::shared_memory_object::remove(object_name.c_str())) {
+    *error = "segment '" + object_name + "': cannot remove: " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace limpwatch::shm

@@ -1,0 +1,163 @@
+#include "limpwatch/shm/snapshot.h"
+
+#include <time.h>
+#include <x86intrin.h>
+
+#include <cstdio>
+#include <cstring>
+
+namespace limpwatch::shm {
+namespace {
+
+constexpr int kMaxAttempts = 64;
+
+void Add(CounterValues* into, const FunctionCounters& from) {
+  into->calls += from.calls.load(std::memory_order_relaxed);
+  into->self_ticks += from.self_ticks.load(std::memory_order_relaxed);
+  into->total_ticks += from.total_ticks.load(std::memory_order_relaxed);
+}
+
+DiagnosticValues Read(const StackDiagnostics& from) {
+  return {from.overflowed_calls.load(std::memory_order_relaxed), from.unmatched_exits.load(std::memory_order_relaxed),
+          from.resynced_frames.load(std::memory_order_relaxed), from.untracked_calls.load(std::memory_order_relaxed)};
+}
+
+void Accumulate(DiagnosticValues* into, const DiagnosticValues& from) {
+  into->overflowed_calls += from.overflowed_calls;
+  into->unmatched_exits += from.unmatched_exits;
+  into->resynced_frames += from.resynced_frames;
+  into->untracked_calls += from.untracked_calls;
+}
+
+uint64_t RealtimeNs() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec);
+}
+
+void ReadSymbols(const SegmentView& view, uint32_t count, std::vector<FunctionRecord>* functions) {
+  functions->assign(count, FunctionRecord{});
+  for (uint32_t id = 0; id < count; ++id) {
+    const SymbolEntry& entry = view.symbols()[id];
+    FunctionRecord& record = (*functions)[id];
+    record.id = id;
+    record.state = static_cast<SymbolState>(entry.state.load(std::memory_order_acquire));
+    record.address = entry.address.load(std::memory_order_relaxed);
+    if (record.state == SymbolState::kResolved || record.state == SymbolState::kUnresolvable) {
+      uint32_t length = std::min<uint32_t>(entry.name_length, kSymbolNameSize - 1);
+      record.name.assign(entry.name, strnlen(entry.name, length));
+      record.name_hash = record.state == SymbolState::kResolved ? entry.name_hash : 0;
+    } else {
+      char text[32];
+      std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(record.address));
+      record.name = text;
+    }
+  }
+}
+
+// One pass over the live slots and the retired totals. Returns false when a
+// retirement overlapped the pass.
+bool CopyCounters(const SegmentView& view, const SegmentHeader& header, Snapshot* out) {
+  uint64_t generation_before = header.retire_generation.load(std::memory_order_acquire);
+  if (header.retiring_now.load(std::memory_order_acquire) != 0) return false;
+
+  uint32_t function_count = static_cast<uint32_t>(out->functions.size());
+  for (auto& function : out->functions) function.counters = {};
+  out->threads.clear();
+  out->diagnostics = Read(view.retired()->diagnostics);
+  out->retired_threads = view.retired()->threads.load(std::memory_order_relaxed);
+  for (uint32_t id = 0; id < function_count; ++id) Add(&out->functions[id].counters, view.retired_counters()[id]);
+
+  for (uint32_t index = 0; index < header.max_threads; ++index) {
+    const ThreadSlotHeader* slot = view.slot(index);
+    if (slot->state.load(std::memory_order_acquire) != static_cast<uint32_t>(SlotState::kActive)) continue;
+    ThreadRecord thread;
+    thread.slot = index;
+    thread.generation = slot->generation.load(std::memory_order_acquire);
+    thread.tid = slot->tid.load(std::memory_order_relaxed);
+    thread.depth = slot->depth.load(std::memory_order_relaxed);
+    thread.diagnostics = Read(slot->diagnostics);
+    const FunctionCounters* counters = view.counters(index);
+    for (uint32_t id = 0; id < function_count; ++id) {
+      uint64_t calls_before = out->functions[id].counters.calls;
+      Add(&out->functions[id].counters, counters[id]);
+      thread.calls += out->functions[id].counters.calls - calls_before;
+    }
+    uint32_t stored = std::min(thread.depth, header.stack_depth);
+    const StackFrame* frames = view.frames(index);
+    for (uint32_t level = 0; level < stored; ++level) {
+      OpenFrame frame;
+      frame.address = frames[level].address.load(std::memory_order_relaxed);
+      frame.function = frames[level].function.load(std::memory_order_relaxed);
+      frame.entry_ticks = frames[level].entry_ticks.load(std::memory_order_relaxed);
+      frame.inherited = (frames[level].flags.load(std::memory_order_relaxed) & kFrameInherited) != 0;
+      thread.open_frames.push_back(frame);
+    }
+    Accumulate(&out->diagnostics, thread.diagnostics);
+    // A slot recycled while we read it belongs to another thread now.
+    if (slot->generation.load(std::memory_order_acquire) != thread.generation) return false;
+    out->threads.push_back(std::move(thread));
+  }
+  if (header.retiring_now.load(std::memory_order_acquire) != 0) return false;
+  return header.retire_generation.load(std::memory_order_acquire) == generation_before;
+}
+
+}  // namespace
+
+uint64_t ReadTicks(ClockSource source) {
+  if (source == ClockSource::kTsc) return __rdtsc();
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC_RAW, &now);
+  return uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec);
+}
+
+void TakeSnapshot(const SegmentReader& reader, Snapshot* out) {
+  const SegmentView& view = reader.view();
+  const SegmentHeader& header = reader.header();
+  *out = Snapshot{};
+  out->object_name = reader.object_name();
+  out->name = header.name;
+  out->program = header.program;
+  out->pid = header.owner_pid;
+  out->parent_pid = header.parent_pid;
+  out->liveness = SegmentLiveness(header);
+  out->version_major = header.version_major;
+  out->version_minor = header.version_minor;
+  out->segment_size = header.segment_size;
+  out->clock_source = static_cast<ClockSource>(header.clock_source);
+  out->ns_per_tick = header.ns_per_tick;
+  out->max_functions = header.max_functions;
+  out->max_threads = header.max_threads;
+  out->stack_depth = header.stack_depth;
+
+  uint32_t function_count =
+      std::min(header.next_function_id.load(std::memory_order_acquire), header.max_functions);
+  ReadSymbols(view, function_count, &out->functions);
+
+  for (out->attempts = 1; out->attempts <= kMaxAttempts; ++out->attempts) {
+    out->taken_ticks = ReadTicks(out->clock_source);
+    out->taken_realtime_ns = RealtimeNs();
+    if (CopyCounters(view, header, out)) {
+      out->consistent = true;
+      break;
+    }
+    if (out->attempts > kMaxAttempts / 2) {
+      timespec pause{0, 1000000};
+      nanosleep(&pause, nullptr);
+    }
+  }
+  if (!out->consistent) out->attempts = kMaxAttempts;
+
+  const ProcessCounters& counters = header.counters;
+  out->functions_registered = counters.functions_registered.load(std::memory_order_relaxed);
+  out->function_table_full = counters.function_table_full.load(std::memory_order_relaxed);
+  out->function_ids_wasted = counters.function_ids_wasted.load(std::memory_order_relaxed);
+  out->threads_started = counters.threads_started.load(std::memory_order_relaxed);
+  out->threads_retired = counters.threads_retired.load(std::memory_order_relaxed);
+  out->threads_without_slot = counters.threads_without_slot.load(std::memory_order_relaxed);
+  out->calls_without_slot = counters.calls_without_slot.load(std::memory_order_relaxed);
+  out->forks_followed = counters.forks_followed.load(std::memory_order_relaxed);
+  out->service_heartbeat_ns = header.service_heartbeat_ns.load(std::memory_order_relaxed);
+}
+
+}  // namespace limpwatch::shm

@@ -1,0 +1,37 @@
+#include "limpwatch/shm/segment.h"
+
+namespace limpwatch::shm {
+
+SegmentView::SegmentView(void* base) : base_(static_cast<uint8_t*>(base)) {
+  const SegmentHeader* h = header();
+  function_index_ = reinterpret_cast<FunctionIndexEntry*>(base_ + h->function_index.offset);
+  symbols_ = reinterpret_cast<SymbolEntry*>(base_ + h->symbols.offset);
+  threads_ = base_ + h->threads.offset;
+  slot_size_ = h->thread_slot_size;
+  stack_depth_ = h->stack_depth;
+  retired_ = reinterpret_cast<RetiredTotalsHeader*>(base_ + h->retired.offset);
+  retired_counters_ = reinterpret_cast<FunctionCounters*>(base_ + h->retired.offset + sizeof(RetiredTotalsHeader));
+  node_metrics_ = reinterpret_cast<NodeMetricsRecord*>(base_ + h->node_metrics.offset);
+  alarm_ring_ = reinterpret_cast<AlarmRingHeader*>(base_ + h->alarms.offset);
+  alarms_ = reinterpret_cast<AlarmRecord*>(base_ + h->alarms.offset + sizeof(AlarmRingHeader));
+  alarm_capacity_ = h->alarm_capacity;
+}
+
+ThreadSlotHeader* SegmentView::slot(uint32_t index) const {
+  return reinterpret_cast<ThreadSlotHeader*>(threads_ + uint64_t{index} * slot_size_);
+}
+
+StackFrame* SegmentView::frames(uint32_t slot_index) const {
+  return reinterpret_cast<StackFrame*>(threads_ + uint64_t{slot_index} * slot_size_ + SlotFramesOffset());
+}
+
+FunctionCounters* SegmentView::counters(uint32_t slot_index) const {
+  return reinterpret_cast<FunctionCounters*>(threads_ + uint64_t{slot_index} * slot_size_ +
+                                             SlotCountersOffset(stack_depth_));
+}
+
+AlarmRecord* SegmentView::alarm(uint64_t sequence) const {
+  return &alarms_[(sequence - 1) % alarm_capacity_];
+}
+
+}  // namespace limpwatch::shm

@@ -1,0 +1,268 @@
+// Golden tests: traced programs with known call trees give exact call counts
+// and self times within tolerance.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "limpwatch/shm/name_hash.h"
+#include "support/traced_run.h"
+
+namespace limpwatch::testing {
+namespace {
+
+constexpr double kMs = 1e6;
+
+struct GoldenRun {
+  std::string name;
+  ProgramRun run;
+  shm::Snapshot snapshot;
+  std::map<std::string, shm::CounterValues> counters;
+};
+
+GoldenRun RunScenario(const std::string& program, const std::vector<std::string>& args,
+                      std::vector<std::string> extra_environment = {}) {
+  GoldenRun golden;
+  golden.name = UniqueSegmentName("golden");
+  extra_environment.push_back("LIMPWATCH_NAME=" + golden.name);
+  extra_environment.push_back("LIMPWATCH_KEEP=1");
+  golden.run = RunProgram(TestProgram(program), args, extra_environment);
+  EXPECT_EQ(golden.run.exit_status, 0) << program;
+  golden.snapshot = ReadSegment(golden.name, golden.run.pid);
+  golden.counters = CountersByName(golden.snapshot);
+  return golden;
+}
+
+double SelfMs(const GoldenRun& golden, const std::string& function) {
+  return golden.snapshot.TicksToNs(golden.counters.at(function).self_ticks) / kMs;
+}
+
+double TotalMs(const GoldenRun& golden, const std::string& function) {
+  return golden.snapshot.TicksToNs(golden.counters.at(function).total_ticks) / kMs;
+}
+
+TEST(GoldenTest, CallTreeCountsAreExact) {
+  GoldenRun golden = RunScenario("calltree", {"tree"});
+  SegmentCleanup cleanup(golden.name);
+  EXPECT_EQ(golden.snapshot.liveness, shm::Liveness::kExited);
+  EXPECT_EQ(golden.counters["main"].calls, 1u);
+  EXPECT_EQ(golden.counters["run_tree"].calls, 1u);
+  EXPECT_EQ(golden.counters["parent"].calls, 3u);
+  EXPECT_EQ(golden.counters["leaf_sleep"].calls, 6u);
+  EXPECT_EQ(golden.counters["sleep_ms"].calls, 6u);
+  EXPECT_EQ(golden.counters["leaf_fast"].calls, 30u);
+  EXPECT_EQ(golden.counters["recurse"].calls, 6u);
+  EXPECT_EQ(golden.snapshot.diagnostics.unmatched_exits, 0u);
+  EXPECT_EQ(golden.snapshot.diagnostics.resynced_frames, 0u);
+  EXPECT_EQ(golden.snapshot.diagnostics.overflowed_calls, 0u);
+}
+
+TEST(GoldenTest, SelfTimeExcludesChildrenAndIncludesBlockedTime) {
+  GoldenRun golden = RunScenario("calltree", {"tree"});
+  SegmentCleanup cleanup(golden.name);
+  // sleep_ms blocks in nanosleep 6 x 20 ms: that time is its own (blocked time counts).
+  EXPECT_GE(SelfMs(golden, "sleep_ms"), 120.0);
+  EXPECT_LT(SelfMs(golden, "sleep_ms"), 120.0 + 100.0);
+  // Its callers only wrap it: their self time is tiny, their total time holds the sleeps.
+  EXPECT_LT(SelfMs(golden, "leaf_sleep"), 5.0);
+  EXPECT_LT(SelfMs(golden, "parent"), 5.0);
+  EXPECT_GE(TotalMs(golden, "parent"), 120.0);
+  EXPECT_GE(TotalMs(golden, "run_tree"), 120.0);
+  EXPECT_LT(SelfMs(golden, "run_tree"), 5.0);
+  // Total = self + children, for a function that is not recursive.
+  double parent_children = TotalMs(golden, "leaf_sleep") + TotalMs(golden, "leaf_fast");
+  EXPECT_NEAR(TotalMs(golden, "parent"), SelfMs(golden, "parent") + parent_children, 0.01);
+}
+
+TEST(GoldenTest, NamesAreHashedForPeers) {
+  GoldenRun golden = RunScenario("calltree", {"tree"});
+  SegmentCleanup cleanup(golden.name);
+  bool found = false;
+  for (const auto& function : golden.snapshot.functions) {
+    if (function.name != "leaf_fast") continue;
+    found = true;
+    EXPECT_EQ(function.state, shm::SymbolState::kResolved);
+    EXPECT_EQ(function.name_hash, shm::FunctionNameHash("leaf_fast"));
+  }
+  EXPECT_TRUE(found);
+}
+
+class GoldenThreadsTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(GoldenThreadsTest, CountsAreExactAcrossThreadsThatExit) {
+  int threads = GetParam();
+  GoldenRun golden = RunScenario("calltree", {"threads", std::to_string(threads), "20000"});
+  SegmentCleanup cleanup(golden.name);
+  EXPECT_EQ(golden.counters["worker"].calls, uint64_t(threads));
+  EXPECT_EQ(golden.counters["leaf_fast"].calls, uint64_t(threads) * 20000u);
+  // Every worker exited before main returned: its counts live in the retired totals.
+  EXPECT_EQ(golden.snapshot.retired_threads, uint64_t(threads));
+  EXPECT_EQ(golden.snapshot.threads_retired, uint64_t(threads));
+  EXPECT_EQ(golden.snapshot.threads_started, uint64_t(threads) + 1);
+  EXPECT_EQ(golden.snapshot.threads_without_slot, 0u);
+  EXPECT_EQ(golden.snapshot.threads.size(), 1u);  // main only
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, GoldenThreadsTest, ::testing::Values(1, 16, 64));
+
+TEST(GoldenTest, ThreadsBeyondTheSlotsAreCountedAsLost) {
+  // 4 slots for main + 16 workers running at once: some workers get none.
+  GoldenRun golden = RunScenario("calltree", {"threads", "16", "200000"}, {"LIMPWATCH_MAX_THREADS=4"});
+  SegmentCleanup cleanup(golden.name);
+  uint64_t recorded_workers = golden.counters["worker"].calls;
+  uint64_t lost_threads = golden.snapshot.threads_without_slot;
+  EXPECT_EQ(recorded_workers + lost_threads, 16u);
+  EXPECT_EQ(golden.counters["leaf_fast"].calls + golden.snapshot.calls_without_slot,
+            16u * 200000u + lost_threads);  // a lost worker's own entry is a lost call too
+}
+
+TEST(GoldenTest, ForkChildRecordsIntoItsOwnSegmentWithoutInheritedFrames) {
+  std::string name = UniqueSegmentName("golden-fork");
+  SegmentCleanup cleanup(name);
+  ProgramRun run = RunProgram(TestProgram("calltree"), {"fork"}, {"LIMPWATCH_NAME=" + name, "LIMPWATCH_KEEP=1"});
+  ASSERT_EQ(run.exit_status, 0);
+  pid_t child = 0;
+  std::istringstream(run.output.substr(run.output.find("child ") + 6)) >> child;
+  ASSERT_GT(child, 0);
+
+  auto parent = CountersByName(ReadSegment(name, run.pid));
+  EXPECT_EQ(parent["main"].calls, 1u);
+  EXPECT_EQ(parent["before_fork"].calls, 1u);
+  EXPECT_EQ(parent["do_fork"].calls, 1u);
+  EXPECT_EQ(parent["parent_work"].calls, 1u);
+  EXPECT_EQ(parent["leaf_fast"].calls, 7u);
+  EXPECT_EQ(parent["child_work"].calls, 0u);
+
+  shm::Snapshot child_snapshot = ReadSegment(name, child);
+  auto child_counts = CountersByName(child_snapshot);
+  EXPECT_EQ(child_snapshot.parent_pid, uint32_t(run.pid));
+  EXPECT_EQ(child_counts["child_work"].calls, 1u);
+  EXPECT_EQ(child_counts["leaf_fast"].calls, 5u);
+  // Entered in the parent before fork: popped in the child, never counted again.
+  EXPECT_EQ(child_counts["main"].calls, 0u);
+  EXPECT_EQ(child_counts["before_fork"].calls, 0u);
+  EXPECT_EQ(child_counts["do_fork"].calls, 0u);
+  EXPECT_EQ(child_counts["before_fork"].total_ticks, 0u);
+  EXPECT_EQ(child_snapshot.diagnostics.unmatched_exits, 0u);
+}
+
+TEST(GoldenTest, DaemonizedChildKeepsRecordingAfterTheParentExits) {
+  std::string name = UniqueSegmentName("golden-daemon");
+  SegmentCleanup cleanup(name);
+  ProgramRun run = RunProgram(TestProgram("calltree"), {"daemon"}, {"LIMPWATCH_NAME=" + name, "LIMPWATCH_KEEP=1"});
+  ASSERT_EQ(run.exit_status, 0);
+  pid_t child = 0;
+  std::istringstream(run.output.substr(run.output.find("child ") + 6)) >> child;
+  ASSERT_GT(child, 0);
+  // The daemon is not our child: wait for it to leave its segment.
+  for (int i = 0; i < 500 && kill(child, 0) == 0; ++i) usleep(10000);
+  auto child_counts = CountersByName(ReadSegment(name, child));
+  EXPECT_EQ(child_counts["child_work"].calls, 1u);
+  EXPECT_EQ(child_counts["leaf_fast"].calls, 5u);
+  EXPECT_EQ(child_counts["before_fork"].calls, 0u);
+}
+
+TEST(GoldenTest, LongjmpResynchronisesTheStack) {
+  GoldenRun golden = RunScenario("calltree", {"longjmp"});
+  SegmentCleanup cleanup(golden.name);
+  EXPECT_EQ(golden.counters["jumper"].calls, 1u);
+  EXPECT_EQ(golden.counters["deep1"].calls, 1u);
+  EXPECT_EQ(golden.counters["deep2"].calls, 1u);
+  EXPECT_EQ(golden.counters["leaf_fast"].calls, 1u);
+  EXPECT_EQ(golden.snapshot.diagnostics.resynced_frames, 2u);  // deep1 and deep2 never returned
+  EXPECT_EQ(golden.snapshot.diagnostics.unmatched_exits, 0u);
+  EXPECT_GT(golden.counters["jumper"].total_ticks, 0u);  // jumper's own exit paired up again
+  EXPECT_GT(golden.counters["main"].total_ticks, 0u);
+}
+
+TEST(GoldenTest, ExceptionThroughCFrameResynchronisesTheStack) {
+  GoldenRun golden = RunScenario("exceptions", {});
+  SegmentCleanup cleanup(golden.name);
+  EXPECT_EQ(golden.counters["cpp_outer()"].calls, 4u);
+  EXPECT_EQ(golden.counters["c_middle"].calls, 4u);
+  EXPECT_EQ(golden.counters["cpp_thrower"].calls, 4u);
+  EXPECT_EQ(golden.counters["cpp_after()"].calls, 1u);
+  EXPECT_EQ(golden.snapshot.diagnostics.resynced_frames, 4u);  // c_middle, once per throw
+  EXPECT_EQ(golden.snapshot.diagnostics.unmatched_exits, 0u);
+  EXPECT_GT(golden.counters["cpp_outer()"].total_ticks, 0u);
+}
+
+TEST(GoldenTest, DeepRecursionOverflowsTheStackButCountsEveryCall) {
+  GoldenRun golden = RunScenario("calltree", {"deep", "1000"}, {"LIMPWATCH_STACK_DEPTH=64"});
+  SegmentCleanup cleanup(golden.name);
+  EXPECT_EQ(golden.counters["recurse"].calls, 1001u);
+  EXPECT_GT(golden.snapshot.diagnostics.overflowed_calls, 900u);
+  EXPECT_EQ(golden.snapshot.diagnostics.unmatched_exits, 0u);
+  EXPECT_GT(golden.counters["main"].total_ticks, 0u);  // the stack unwound back to main
+}
+
+TEST(GoldenTest, MonotonicClockFallbackGivesTheSameCounts) {
+  GoldenRun golden = RunScenario("calltree", {"tree"}, {"LIMPWATCH_CLOCK=monotonic"});
+  SegmentCleanup cleanup(golden.name);
+  EXPECT_EQ(golden.snapshot.clock_source, shm::ClockSource::kMonotonicRaw);
+  EXPECT_EQ(golden.snapshot.ns_per_tick, 1.0);
+  EXPECT_EQ(golden.counters["leaf_fast"].calls, 30u);
+  EXPECT_GE(SelfMs(golden, "sleep_ms"), 120.0);
+}
+
+TEST(GoldenTest, TscClockIsCalibratedAgainstRealTime) {
+  GoldenRun golden = RunScenario("calltree", {"tree"});
+  SegmentCleanup cleanup(golden.name);
+  if (golden.snapshot.clock_source != shm::ClockSource::kTsc) GTEST_SKIP() << "no invariant TSC";
+  // 6 sleeps of 20 ms: the calibrated factor must turn ticks into that much time.
+  EXPECT_GE(SelfMs(golden, "sleep_ms"), 120.0);
+  EXPECT_LT(SelfMs(golden, "sleep_ms"), 220.0);
+}
+
+TEST(GoldenTest, SegmentIsPrivateToItsOwnerAndRemovedAtExit) {
+  std::string name = UniqueSegmentName("golden-private");
+  int out = -1;
+  pid_t pid = StartProgram(TestProgram("calltree"), {"hang"}, {"LIMPWATCH_NAME=" + name}, &out);
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(ReadLine(out), "ready");
+  std::string path = "/dev/shm/" + shm::SegmentObjectName(name, pid);
+  struct stat status{};
+  ASSERT_EQ(stat(path.c_str(), &status), 0);
+  EXPECT_EQ(status.st_mode & 0777, 0600u);
+  shm::Snapshot live = ReadSegment(name, pid);
+  EXPECT_EQ(live.liveness, shm::Liveness::kLive);
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  close(out);
+  // Killed: the segment stays behind and is recognised as stale.
+  shm::Snapshot dead = ReadSegment(name, pid);
+  EXPECT_EQ(dead.liveness, shm::Liveness::kStale);
+  EXPECT_EQ(RemoveSegmentsNamed(name), 1);
+
+  // A normal exit without LIMPWATCH_KEEP removes the segment.
+  std::string clean_name = UniqueSegmentName("golden-clean");
+  ProgramRun run = RunProgram(TestProgram("calltree"), {"tree"}, {"LIMPWATCH_NAME=" + clean_name});
+  ASSERT_EQ(run.exit_status, 0);
+  EXPECT_NE(stat(("/dev/shm/" + shm::SegmentObjectName(clean_name, run.pid)).c_str(), &status), 0);
+}
+
+TEST(GoldenTest, BadConfigurationIsReportedAndTheProgramRuns) {
+  std::string name = UniqueSegmentName("golden-config");
+  SegmentCleanup cleanup(name);
+  ProgramRun run = RunProgram(TestProgram("calltree"), {"tree"},
+                              {"LIMPWATCH_NAME=" + name, "LIMPWATCH_KEEP=1", "LIMPWATCH_MAX_THREADS=lots"});
+  EXPECT_EQ(run.exit_status, 0);
+  auto counts = CountersByName(ReadSegment(name, run.pid));
+  EXPECT_EQ(counts["leaf_fast"].calls, 30u);
+}
+
+TEST(GoldenTest, DisabledRecordsNothing) {
+  std::string name = UniqueSegmentName("golden-disabled");
+  SegmentCleanup cleanup(name);
+  ProgramRun run = RunProgram(TestProgram("calltree"), {"tree"},
+                              {"LIMPWATCH_NAME=" + name, "LIMPWATCH_KEEP=1", "LIMPWATCH_DISABLE=1"});
+  EXPECT_EQ(run.exit_status, 0);
+  struct stat status{};
+  EXPECT_NE(stat(("/dev/shm/" + shm::SegmentObjectName(name, run.pid)).c_str(), &status), 0);
+}
+
+}  // namespace
+}  // namespace limpwatch::testing

@@ -1,0 +1,120 @@
+/* A traced program with a known call tree, for the golden tests.
+ *
+ * Built with -finstrument-functions -fno-inline -fno-ipa-cp and linked with
+ * liblimpwatch.so. Each scenario (argv[1]) calls functions a known number of
+ * times; the tests read the segment it leaves (LIMPWATCH_KEEP=1) and compare.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+
+void sleep_ms(int ms) {
+  struct timespec pause = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&pause, &pause) != 0) {
+  }
+}
+
+void leaf_fast(void) { sink++; }
+
+void leaf_sleep(void) { sleep_ms(20); }
+
+void parent(void) {
+  leaf_sleep();
+  for (int i = 0; i < 10; ++i) leaf_fast();
+  leaf_sleep();
+}
+
+int recurse(int depth) { return depth == 0 ? 0 : 1 + recurse(depth - 1); }
+
+void run_tree(void) {
+  for (int i = 0; i < 3; ++i) parent();
+  sink += (unsigned long)recurse(5);
+}
+
+void* worker(void* argument) {
+  long calls = (long)argument;
+  for (long i = 0; i < calls; ++i) leaf_fast();
+  return NULL;
+}
+
+void run_threads(int threads, long calls) {
+  pthread_t ids[256];
+  for (int i = 0; i < threads; ++i) pthread_create(&ids[i], NULL, worker, (void*)calls);
+  for (int i = 0; i < threads; ++i) pthread_join(ids[i], NULL);
+}
+
+void child_work(void) {
+  for (int i = 0; i < 5; ++i) leaf_fast();
+}
+
+void parent_work(void) {
+  for (int i = 0; i < 7; ++i) leaf_fast();
+}
+
+pid_t do_fork(void) { return fork(); }
+
+/* Like a PVFS server: fork, the parent goes on (or exits), the child works. */
+void before_fork(int daemonize) {
+  pid_t child = do_fork();
+  if (child == 0) {
+    if (daemonize) setsid();
+    child_work();
+    printf("child %d\n", (int)getpid());
+    fflush(stdout);
+    return;
+  }
+  if (daemonize) exit(0);
+  waitpid(child, NULL, 0);
+  parent_work();
+}
+
+static jmp_buf jump_target;
+
+void deep2(void) { longjmp(jump_target, 1); }
+
+void deep1(void) { deep2(); }
+
+void jumper(void) {
+  if (setjmp(jump_target) == 0) deep1();
+  leaf_fast();
+}
+
+void hang(void) {
+  printf("ready\n");
+  fflush(stdout);
+  for (;;) sleep_ms(1000);
+}
+
+int main(int argc, char** argv) {
+  const char* scenario = argc > 1 ? argv[1] : "tree";
+  if (!strcmp(scenario, "tree")) {
+    run_tree();
+  } else if (!strcmp(scenario, "threads")) {
+    int threads = argc > 2 ? atoi(argv[2]) : 16;
+    long calls = argc > 3 ? atol(argv[3]) : 1000;
+    if (threads > 256) threads = 256;
+    run_threads(threads, calls);
+  } else if (!strcmp(scenario, "fork")) {
+    before_fork(0);
+  } else if (!strcmp(scenario, "daemon")) {
+    before_fork(1);
+  } else if (!strcmp(scenario, "longjmp")) {
+    jumper();
+  } else if (!strcmp(scenario, "deep")) {
+    sink += (unsigned long)recurse(argc > 2 ? atoi(argv[2]) : 1000);
+  } else if (!strcmp(scenario, "hang")) {
+    hang();
+  } else {
+    fprintf(stderr, "calltree: unknown scenario '%s'\n", scenario);
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,87 @@
+// The cost of a traced call, measured against its baselines in one run:
+//   plain       the loop compiled without instrumentation
+//   empty       -finstrument-functions with hooks that do nothing (the floor)
+//   reference   a minimal counting tracer: TLS shadow stack + 2 rdtsc + hash table
+//   limpwatch   liblimpwatch.so
+// Prints ns per call, the cost each adds over `plain`, and limpwatch's added
+// cost as a ratio of the reference's (target <= 1.2).
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "limpwatch/shm/layout.h"
+
+extern "C" {
+void bench_loop_plain(long calls);
+void bench_loop_empty(long calls);
+void bench_loop_reference(long calls);
+void bench_loop_limpwatch(long calls);
+}
+
+namespace {
+
+constexpr long kCallsPerIteration = 10000;
+
+template <void (*Loop)(long)>
+void BM_TracedCall(benchmark::State& state) {
+  for (auto _ : state) Loop(kCallsPerIteration);
+  state.SetItemsProcessed(state.iterations() * kCallsPerIteration);
+  state.counters["ns_per_call"] =
+      benchmark::Counter(double(state.iterations() * kCallsPerIteration),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+BENCHMARK(BM_TracedCall<bench_loop_plain>)->Name("plain")->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_TracedCall<bench_loop_empty>)->Name("empty_hooks")->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_TracedCall<bench_loop_reference>)->Name("reference")->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_TracedCall<bench_loop_limpwatch>)->Name("limpwatch")->Repetitions(5)->ReportAggregatesOnly(true);
+
+// Keeps the median ns per call of every benchmark for the summary.
+class SummaryReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const auto& run : runs) {
+      if (run.aggregate_name != "median") continue;
+      auto counter = run.counters.find("ns_per_call");
+      // An inverted rate is seconds per call.
+      if (counter != run.counters.end()) ns_per_call[run.run_name.function_name] = counter->second.value * 1e9;
+    }
+  }
+  std::map<std::string, double> ns_per_call;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  SummaryReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  auto& ns = reporter.ns_per_call;
+  if (ns.count("plain") && ns.count("empty_hooks") && ns.count("reference") && ns.count("limpwatch")) {
+    double floor = ns["empty_hooks"] - ns["plain"];
+    double reference = ns["reference"] - ns["plain"];
+    double limpwatch = ns["limpwatch"] - ns["plain"];
+    std::printf("\nadded ns per traced call (median of 5, over the uninstrumented loop at %.2f ns/call):\n",
+                ns["plain"]);
+    std::printf("  empty hooks (floor)   %6.2f ns\n", floor);
+    std::printf("  reference tracer      %6.2f ns\n", reference);
+    std::printf("  limpwatch             %6.2f ns\n", limpwatch);
+    std::printf("limpwatch / reference = %.2f (target <= 1.20): %s\n", limpwatch / reference,
+                limpwatch / reference <= 1.2 ? "met" : "NOT met");
+    std::printf("limpwatch / floor     = %.2f\n", limpwatch / floor);
+  }
+  limpwatch::shm::Layout layout;
+  limpwatch::shm::Geometry geometry;
+  limpwatch::shm::ComputeLayout(geometry, &layout);
+  std::printf("segment, default geometry (%u threads x %u functions): %.2f MiB\n", geometry.max_threads,
+              geometry.max_functions, double(layout.segment_size) / (1 << 20));
+  geometry.max_threads = 64;
+  limpwatch::shm::ComputeLayout(geometry, &layout);
+  std::printf("segment, 64 threads x 4096 functions: %.2f MiB (budget 64 MiB)\n",
+              double(layout.segment_size) / (1 << 20));
+  benchmark::Shutdown();
+  return 0;
+}

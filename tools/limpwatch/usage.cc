@@ -1,0 +1,90 @@
+#include "usage.h"
+
+#include <string>
+
+#include "commands.h"
+#include "output.h"
+
+namespace limpwatch::cli {
+namespace {
+
+struct CommandText {
+  std::string_view name;
+  std::string_view synopsis;
+  std::string_view details;
+};
+
+constexpr CommandText kCommands[] = {
+    {"list", "limpwatch list [--json]",
+     "  One line per segment in /dev/shm: OBJECT, NAME, PID, PROGRAM, STATE, SIZE, CREATED.\n"
+     "  STATE is live, exited, stale, creating, or 'invalid: <reason>'.\n"
+     "    --json            one JSON object {\"segments\": [...]}\n"},
+    {"top", "limpwatch top NAME [-d SECONDS] [-n ITERATIONS] [--sort self|total|calls] [--limit N]",
+     "  Every SECONDS, the functions most active since the previous refresh.\n"
+     "  NAME is a segment object name, a pid, or a LIMPWATCH_NAME.\n"
+     "    -d, --delay SECONDS       refresh interval (default 1, at least 0.01)\n"
+     "    -n, --iterations N        stop after N refreshes (default: until Ctrl-C or the owner exits)\n"
+     "    -s, --sort self|total|calls   order rows by self time (default), total time or calls\n"
+     "    -l, --limit N             show at most N functions (default 25, 0 for all)\n"
+     "  SELF % is the function's share of all self time recorded in the interval.\n"
+     "  On a terminal the screen is redrawn; otherwise refreshes follow each other,\n"
+     "  separated by a blank line.\n"},
+    {"dump", "limpwatch dump NAME [--json]",
+     "  One consistent snapshot of a segment: header, every function, every live thread\n"
+     "  with its open frames, process counters and diagnostics.\n"
+     "    --json            one JSON object instead of tables\n"},
+    {"clean", "limpwatch clean [--dry-run] [--exited] [NAME...]",
+     "  Removes stale segments (owner dead) and invalid ones whose owner pid is gone.\n"
+     "  A live segment is never removed. With NAMEs (object name, pid or LIMPWATCH_NAME)\n"
+     "  only matching segments are considered.\n"
+     "    --exited          also remove segments kept after a normal exit (LIMPWATCH_KEEP)\n"
+     "    --dry-run         print what would be removed, remove nothing\n"},
+    {"help", "limpwatch help [COMMAND]", "  This text, or the help of one command.\n"},
+    {"version", "limpwatch version", "  The version of this tool.\n"},
+};
+
+const CommandText* Find(std::string_view command) {
+  for (const auto& text : kCommands) {
+    if (text.name == command) return &text;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string FullHelp() {
+  std::string help = "limpwatch: read the tracing segments of limpwatch-traced processes\n\nusage:\n";
+  for (const auto& text : kCommands) {
+    help += "  ";
+    help += text.synopsis;
+    help += '\n';
+  }
+  for (const auto& text : kCommands) {
+    help += '\n';
+    help += text.synopsis;
+    help += '\n';
+    help += text.details;
+  }
+  help += "\nExit status: 0 on success, 1 when a segment cannot be read, 2 on a usage error.\n";
+  return help;
+}
+
+std::string CommandHelp(std::string_view command) {
+  const CommandText* text = Find(command);
+  if (text == nullptr) return {};
+  return "usage: " + std::string(text->synopsis) + "\n" + std::string(text->details);
+}
+
+std::string_view CommandSynopsis(std::string_view command) {
+  const CommandText* text = Find(command);
+  return text == nullptr ? std::string_view() : text->synopsis;
+}
+
+int UsageError(std::string_view command, std::string_view problem) {
+  std::string message = std::string(command) + ": " + std::string(problem);
+  std::string_view synopsis = CommandSynopsis(command);
+  if (!synopsis.empty()) message += " (usage: " + std::string(synopsis) + ")";
+  return Fail(kExitUsage, message);
+}
+
+}  // namespace limpwatch::cli

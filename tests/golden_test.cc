@@ -254,6 +254,13 @@ TEST(GoldenTest, BadConfigurationIsReportedAndTheProgramRuns) {
   EXPECT_EQ(counts["leaf_fast"].calls, 30u);
 }
 
+TEST(GoldenTest, ErrnoSurvivesTheColdPath) {
+  GoldenRun golden = RunScenario("calltree", {"errno"});
+  SegmentCleanup cleanup(golden.name);
+  EXPECT_NE(golden.run.output.find("errno 33"), std::string::npos) << golden.run.output;  // EDOM
+  EXPECT_EQ(golden.counters["first_call_of_thread"].calls, 1u);
+}
+
 TEST(GoldenTest, DisabledRecordsNothing) {
   std::string name = UniqueSegmentName("golden-disabled");
   SegmentCleanup cleanup(name);

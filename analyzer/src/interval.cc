@@ -37,8 +37,9 @@ IntervalRecord DiffSnapshots(const shm::Snapshot& before, const shm::Snapshot& a
   interval.diagnostics = Delta(before.diagnostics, after.diagnostics);
   interval.threads_started = Delta(before.threads_started, after.threads_started);
   interval.threads_retired = Delta(before.threads_retired, after.threads_retired);
-  interval.lost_calls = interval.diagnostics.untracked_calls + interval.diagnostics.overflowed_calls +
-                        Delta(before.calls_without_slot, after.calls_without_slot);
+  // Overflowed calls are still counted (only not timed), so they are not lost.
+  interval.lost_calls =
+      interval.diagnostics.untracked_calls + Delta(before.calls_without_slot, after.calls_without_slot);
   return interval;
 }
 

@@ -34,6 +34,7 @@ struct ThreadState {
   shm::StackFrame* frames;
   shm::FunctionCounters* counters;
   shm::ThreadSlotHeader* slot;
+  shm::IoBlock* io;  // this thread's I/O counters, for the interposed calls
   uint32_t slot_index;
   uint32_t reserved;
 };

@@ -34,6 +34,7 @@ LW_NO_INSTRUMENT bool TryAcquireSlot(ThreadState& thread) {
     thread.slot_index = index;
     thread.frames = view.frames(index);
     thread.counters = view.counters(index);
+    thread.io = view.io(index);
     thread.stack_depth = header->stack_depth;
     thread.depth = 0;
     header->counters.threads_started.fetch_add(1, std::memory_order_relaxed);
@@ -54,6 +55,46 @@ void FoldDiagnostics(shm::StackDiagnostics& total, shm::StackDiagnostics& own) {
   FoldInto(total.unmatched_exits, own.unmatched_exits);
   FoldInto(total.resynced_frames, own.resynced_frames);
   FoldInto(total.untracked_calls, own.untracked_calls);
+}
+
+// Adds one thread's errno counts to the retired totals, where several
+// retiring threads may insert the same key at once.
+void FoldErrnos(shm::IoBlock& total, shm::IoBlock& own) {
+  for (shm::ErrnoCount& slot : own.errnos) {
+    uint32_t key = slot.key.load(std::memory_order_relaxed);
+    if (key == 0) continue;
+    uint64_t count = slot.count.load(std::memory_order_relaxed);
+    bool placed = false;
+    for (shm::ErrnoCount& target : total.errnos) {
+      uint32_t existing = target.key.load(std::memory_order_acquire);
+      if (existing == 0 && target.key.compare_exchange_strong(existing, key, std::memory_order_acq_rel)) {
+        existing = key;
+      }
+      if (existing == key) {
+        target.count.fetch_add(count, std::memory_order_relaxed);
+        placed = true;
+        break;
+      }
+    }
+    if (!placed) total.errno_overflow.fetch_add(count, std::memory_order_relaxed);
+    slot.count.store(0, std::memory_order_relaxed);
+    slot.key.store(0, std::memory_order_relaxed);
+  }
+  FoldInto(total.errno_overflow, own.errno_overflow);
+}
+
+void FoldIo(shm::IoBlock& total, shm::IoBlock& own) {
+  for (uint32_t kind = 0; kind < shm::kFdKindCount; ++kind) {
+    for (uint32_t operation = 0; operation < shm::kIoOperationCount; ++operation) {
+      shm::IoCounters& to = total.counters[kind][operation];
+      shm::IoCounters& from = own.counters[kind][operation];
+      FoldInto(to.calls, from.calls);
+      FoldInto(to.bytes, from.bytes);
+      FoldInto(to.ticks, from.ticks);
+      FoldInto(to.errors, from.errors);
+    }
+  }
+  FoldErrnos(total, own);
 }
 
 }  // namespace
@@ -89,6 +130,7 @@ LW_NO_INSTRUMENT void ReleaseThreadSlot(ThreadState& thread) {
     FoldInto(retired[id].total_ticks, thread.counters[id].total_ticks);
   }
   FoldDiagnostics(view.retired()->diagnostics, thread.slot->diagnostics);
+  FoldIo(view.retired()->io, *thread.io);
   view.retired()->threads.fetch_add(1, std::memory_order_relaxed);
   thread.slot->depth.store(0, std::memory_order_relaxed);
   thread.slot->tid.store(0, std::memory_order_relaxed);
@@ -100,6 +142,7 @@ LW_NO_INSTRUMENT void ReleaseThreadSlot(ThreadState& thread) {
   thread.slot = nullptr;
   thread.frames = nullptr;
   thread.counters = nullptr;
+  thread.io = nullptr;
   thread.depth = 0;
 }
 

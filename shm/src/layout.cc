@@ -22,6 +22,7 @@ bool ComputeLayout(const Geometry& geometry, Layout* out) {
   if (geometry.max_threads == 0 || geometry.max_threads > kMaxThreadsLimit) return false;
   if (geometry.stack_depth == 0 || geometry.stack_depth > kMaxStackDepthLimit) return false;
   if (geometry.alarm_capacity == 0 || geometry.alarm_capacity > kMaxAlarmCapacity) return false;
+  if (geometry.sample_capacity == 0 || geometry.sample_capacity > kMaxSampleCapacity) return false;
 
   Layout layout{};
   layout.function_index_capacity = NextPowerOfTwo(2 * geometry.max_functions);
@@ -43,6 +44,8 @@ bool ComputeLayout(const Geometry& geometry, Layout* out) {
                          uint64_t{geometry.max_functions} * sizeof(FunctionCounters));
   layout.node_metrics = place(sizeof(NodeMetricsRecord));
   layout.alarms = place(sizeof(AlarmRingHeader) + uint64_t{geometry.alarm_capacity} * sizeof(AlarmRecord));
+  layout.sample_capacity = NextPowerOfTwo(geometry.sample_capacity);
+  layout.samples = place(sizeof(SampleTableHeader) + uint64_t{layout.sample_capacity} * sizeof(SampledFunction));
   layout.segment_size = cursor;
   *out = layout;
   return true;

@@ -93,12 +93,16 @@ std::unique_ptr<SegmentWriter> SegmentWriter::Create(const std::string& object_n
   h->sizeof_thread_slot_header = sizeof(ThreadSlotHeader);
   h->sizeof_node_metrics = sizeof(NodeMetricsRecord);
   h->sizeof_alarm_record = sizeof(AlarmRecord);
+  h->sizeof_io_block = sizeof(IoBlock);
+  h->sizeof_sampled_function = sizeof(SampledFunction);
+  h->sample_capacity = layout.sample_capacity;
   h->function_index = layout.function_index;
   h->symbols = layout.symbols;
   h->threads = layout.threads;
   h->retired = layout.retired;
   h->node_metrics = layout.node_metrics;
   h->alarms = layout.alarms;
+  h->samples = layout.samples;
   writer->view_ = SegmentView(h);
   h->owner_state.store(static_cast<uint32_t>(OwnerState::kRunning), std::memory_order_release);
   return writer;

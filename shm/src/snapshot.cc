@@ -55,6 +55,58 @@ void ReadSymbols(const SegmentView& view, uint32_t count, std::vector<FunctionRe
   }
 }
 
+void ReadNodeMetrics(const NodeMetricsRecord& record, NodeMetricsValues* out) {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    uint64_t before = record.sequence.load(std::memory_order_acquire);
+    if (before == 0) return;  // never written
+    if (before & 1) continue;
+    NodeMetricsValues values;
+    values.valid = true;
+    values.timestamp_ns = record.timestamp_ns.load(std::memory_order_relaxed);
+    values.interrupts = record.interrupts.load(std::memory_order_relaxed);
+    values.context_switches = record.context_switches.load(std::memory_order_relaxed);
+    values.pages_allocated = record.pages_allocated.load(std::memory_order_relaxed);
+    values.heap_bytes = record.heap_bytes.load(std::memory_order_relaxed);
+    values.process_cpu_ns = record.process_cpu_ns.load(std::memory_order_relaxed);
+    values.disk_reads_completed = record.disk_reads_completed.load(std::memory_order_relaxed);
+    values.disk_writes_completed = record.disk_writes_completed.load(std::memory_order_relaxed);
+    values.disk_sectors_read = record.disk_sectors_read.load(std::memory_order_relaxed);
+    values.disk_sectors_written = record.disk_sectors_written.load(std::memory_order_relaxed);
+    values.disk_read_ms = record.disk_read_ms.load(std::memory_order_relaxed);
+    values.disk_write_ms = record.disk_write_ms.load(std::memory_order_relaxed);
+    values.disk_io_ms = record.disk_io_ms.load(std::memory_order_relaxed);
+    values.disk_weighted_io_ms = record.disk_weighted_io_ms.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (record.sequence.load(std::memory_order_relaxed) == before) {
+      *out = values;
+      return;
+    }
+  }
+}
+
+void ReadSamples(const SegmentView& view, SampleSnapshot* out) {
+  const SampleTableHeader& table = *view.sample_table();
+  out->source = table.source.load(std::memory_order_relaxed);
+  out->flags = table.flags.load(std::memory_order_relaxed);
+  out->rate_hz = table.rate_hz.load(std::memory_order_relaxed);
+  out->samples_total = table.samples_total.load(std::memory_order_relaxed);
+  out->samples_lost = table.samples_lost.load(std::memory_order_relaxed);
+  out->samples_unknown = table.samples_unknown.load(std::memory_order_relaxed);
+  for (uint32_t index = 0; index < view.sample_capacity(); ++index) {
+    const SampledFunction& entry = view.sampled_functions()[index];
+    uint64_t hash = entry.name_hash.load(std::memory_order_acquire);
+    if (hash == 0) continue;
+    SampledFunctionRecord record;
+    record.name_hash = hash;
+    record.name.assign(entry.name, strnlen(entry.name, sizeof entry.name));
+    record.image.assign(entry.image, strnlen(entry.image, sizeof entry.image));
+    record.image_kind = static_cast<ImageKind>(entry.image_kind);
+    record.samples = entry.samples.load(std::memory_order_relaxed);
+    record.kernel_samples = entry.kernel_samples.load(std::memory_order_relaxed);
+    out->functions.push_back(std::move(record));
+  }
+}
+
 // One pass over the live slots and the retired totals. Returns false when a
 // retirement overlapped the pass.
 bool CopyCounters(const SegmentView& view, const SegmentHeader& header, Snapshot* out) {
@@ -67,6 +119,8 @@ bool CopyCounters(const SegmentView& view, const SegmentHeader& header, Snapshot
   out->diagnostics = Read(view.retired()->diagnostics);
   out->retired_threads = view.retired()->threads.load(std::memory_order_relaxed);
   for (uint32_t id = 0; id < function_count; ++id) Add(&out->functions[id].counters, view.retired_counters()[id]);
+  out->io = IoSnapshot{};
+  AddIoBlock(view.retired()->io, &out->io);
 
   for (uint32_t index = 0; index < header.max_threads; ++index) {
     const ThreadSlotHeader* slot = view.slot(index);
@@ -93,6 +147,8 @@ bool CopyCounters(const SegmentView& view, const SegmentHeader& header, Snapshot
       frame.inherited = (frames[level].flags.load(std::memory_order_relaxed) & kFrameInherited) != 0;
       thread.open_frames.push_back(frame);
     }
+    AddIoBlock(*view.io(index), &thread.io);
+    AddIoBlock(*view.io(index), &out->io);
     Accumulate(&out->diagnostics, thread.diagnostics);
     // A slot recycled while we read it belongs to another thread now.
     if (slot->generation.load(std::memory_order_acquire) != thread.generation) return false;
@@ -103,6 +159,39 @@ bool CopyCounters(const SegmentView& view, const SegmentHeader& header, Snapshot
 }
 
 }  // namespace
+
+void AddIoBlock(const IoBlock& block, IoSnapshot* into) {
+  for (uint32_t kind = 0; kind < kFdKindCount; ++kind) {
+    for (uint32_t operation = 0; operation < kIoOperationCount; ++operation) {
+      const IoCounters& from = block.counters[kind][operation];
+      IoValues& to = into->counters[kind][operation];
+      to.calls += from.calls.load(std::memory_order_relaxed);
+      to.bytes += from.bytes.load(std::memory_order_relaxed);
+      to.ticks += from.ticks.load(std::memory_order_relaxed);
+      to.errors += from.errors.load(std::memory_order_relaxed);
+    }
+  }
+  for (const ErrnoCount& slot : block.errnos) {
+    uint32_t key = slot.key.load(std::memory_order_acquire);
+    if (key == 0) continue;
+    key -= 1;
+    ErrnoRecord record;
+    record.error = static_cast<int>(key >> 16);
+    record.kind = static_cast<FdKind>(std::min<uint32_t>((key >> 8) & 0xff, kFdKindCount - 1));
+    record.operation = static_cast<IoOperation>(std::min<uint32_t>(key & 0xff, kIoOperationCount - 1));
+    record.count = slot.count.load(std::memory_order_relaxed);
+    bool merged = false;
+    for (auto& existing : into->errnos) {
+      if (existing.error == record.error && existing.kind == record.kind && existing.operation == record.operation) {
+        existing.count += record.count;
+        merged = true;
+        break;
+      }
+    }
+    if (!merged) into->errnos.push_back(record);
+  }
+  into->errno_overflow += block.errno_overflow.load(std::memory_order_relaxed);
+}
 
 uint64_t ReadTicks(ClockSource source) {
   if (source == ClockSource::kTsc) return __rdtsc();
@@ -147,6 +236,9 @@ void TakeSnapshot(const SegmentReader& reader, Snapshot* out) {
     }
   }
   if (!out->consistent) out->attempts = kMaxAttempts;
+
+  ReadSamples(view, &out->samples);
+  ReadNodeMetrics(*view.node_metrics(), &out->node_metrics);
 
   const ProcessCounters& counters = header.counters;
   out->functions_registered = counters.functions_registered.load(std::memory_order_relaxed);

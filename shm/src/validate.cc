@@ -33,7 +33,8 @@ std::string ValidateSegment(const void* base, uint64_t mapped_size_untrusted) {
   if (h.header_size != kHeaderSize) return Mismatch("header size", h.header_size, kHeaderSize);
   if (h.sizeof_symbol_entry != sizeof(SymbolEntry) || h.sizeof_function_counters != sizeof(FunctionCounters) ||
       h.sizeof_stack_frame != sizeof(StackFrame) || h.sizeof_thread_slot_header != sizeof(ThreadSlotHeader) ||
-      h.sizeof_node_metrics != sizeof(NodeMetricsRecord) || h.sizeof_alarm_record != sizeof(AlarmRecord)) {
+      h.sizeof_node_metrics != sizeof(NodeMetricsRecord) || h.sizeof_alarm_record != sizeof(AlarmRecord) ||
+      h.sizeof_io_block != sizeof(IoBlock) || h.sizeof_sampled_function != sizeof(SampledFunction)) {
     return "record sizes differ from this reader's layout";
   }
   if (h.owner_state.load(std::memory_order_relaxed) == static_cast<uint32_t>(OwnerState::kCreating)) {
@@ -45,7 +46,7 @@ std::string ValidateSegment(const void* base, uint64_t mapped_size_untrusted) {
   }
   if (!(h.ns_per_tick > 0.0 && h.ns_per_tick < 1e6)) return "clock factor out of range";
 
-  Geometry geometry{h.max_functions, h.max_threads, h.stack_depth, h.alarm_capacity};
+  Geometry geometry{h.max_functions, h.max_threads, h.stack_depth, h.alarm_capacity, h.sample_capacity};
   Layout layout;
   if (!ComputeLayout(geometry, &layout)) return "geometry out of bounds";
   if (h.function_index_capacity != layout.function_index_capacity) {
@@ -56,7 +57,8 @@ std::string ValidateSegment(const void* base, uint64_t mapped_size_untrusted) {
   }
   if (!SameRegion(h.function_index, layout.function_index) || !SameRegion(h.symbols, layout.symbols) ||
       !SameRegion(h.threads, layout.threads) || !SameRegion(h.retired, layout.retired) ||
-      !SameRegion(h.node_metrics, layout.node_metrics) || !SameRegion(h.alarms, layout.alarms)) {
+      !SameRegion(h.node_metrics, layout.node_metrics) || !SameRegion(h.alarms, layout.alarms) ||
+      !SameRegion(h.samples, layout.samples) || h.sample_capacity != layout.sample_capacity) {
     return "region table does not match the geometry";
   }
   if (h.segment_size != layout.segment_size) return Mismatch("segment size field", h.segment_size, layout.segment_size);

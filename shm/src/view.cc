@@ -15,6 +15,13 @@ SegmentView::SegmentView(void* base) : base_(static_cast<uint8_t*>(base)) {
   alarm_ring_ = reinterpret_cast<AlarmRingHeader*>(base_ + h->alarms.offset);
   alarms_ = reinterpret_cast<AlarmRecord*>(base_ + h->alarms.offset + sizeof(AlarmRingHeader));
   alarm_capacity_ = h->alarm_capacity;
+  sample_table_ = reinterpret_cast<SampleTableHeader*>(base_ + h->samples.offset);
+  sampled_functions_ = reinterpret_cast<SampledFunction*>(base_ + h->samples.offset + sizeof(SampleTableHeader));
+  sample_capacity_ = h->sample_capacity;
+}
+
+IoBlock* SegmentView::io(uint32_t slot_index) const {
+  return reinterpret_cast<IoBlock*>(threads_ + uint64_t{slot_index} * slot_size_ + SlotIoOffset());
 }
 
 ThreadSlotHeader* SegmentView::slot(uint32_t index) const {

@@ -5,6 +5,7 @@
  * times; the tests read the segment it leaves (LIMPWATCH_KEEP=1) and compare.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -87,6 +88,26 @@ void jumper(void) {
   leaf_fast();
 }
 
+/* The first traced call of a new thread takes the runtime's cold path
+ * (slot acquisition, system calls): errno must come out unchanged. */
+void first_call_of_thread(void) { sink++; }
+
+void* errno_probe(void* result) {
+  errno = EDOM;
+  first_call_of_thread();
+  *(int*)result = errno;
+  return NULL;
+}
+
+int check_errno(void) {
+  int seen = 0;
+  pthread_t thread;
+  pthread_create(&thread, NULL, errno_probe, &seen);
+  pthread_join(thread, NULL);
+  printf("errno %d\n", seen);
+  return seen == EDOM ? 0 : 1;
+}
+
 void hang(void) {
   printf("ready\n");
   fflush(stdout);
@@ -110,6 +131,8 @@ int main(int argc, char** argv) {
     jumper();
   } else if (!strcmp(scenario, "deep")) {
     sink += (unsigned long)recurse(argc > 2 ? atoi(argv[2]) : 1000);
+  } else if (!strcmp(scenario, "errno")) {
+    return check_errno();
   } else if (!strcmp(scenario, "hang")) {
     hang();
   } else {

@@ -78,15 +78,10 @@ std::string RenderJson(const std::vector<ListedSegment>& segments) {
     json.Field("program", listing.program);
     json.Field("state", segment.state);
     json.Field("valid", valid);
-    json.Key("error");
-    if (valid) {
-      json.Null();
-    } else {
-      json.String(ListingReason(listing));
-    }
+    json.FieldOrNull("error", valid ? "" : ListingReason(listing));
     json.Field("size", segment.size);
     json.Field("created_ns", listing.created_realtime_ns);
-    json.Field("created", FormatIsoTime(listing.created_realtime_ns));
+    json.FieldOrNull("created", FormatIsoTime(listing.created_realtime_ns));
     json.EndObject();
   }
   json.EndArray();

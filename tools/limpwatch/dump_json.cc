@@ -44,9 +44,9 @@ void WriteHeader(JsonWriter* json, const DumpData& dump) {
   json->Field("segment_size", s.segment_size);
   json->Field("object_size", dump.object_size);
   json->Field("created_ns", dump.created_realtime_ns);
-  json->Field("created", FormatIsoTime(dump.created_realtime_ns));
+  json->FieldOrNull("created", FormatIsoTime(dump.created_realtime_ns));
   json->Field("taken_at_ns", s.taken_realtime_ns);
-  json->Field("taken_at", FormatIsoTime(s.taken_realtime_ns));
+  json->FieldOrNull("taken_at", FormatIsoTime(s.taken_realtime_ns));
   json->Field("taken_ticks", s.taken_ticks);
   json->Field("attempts", s.attempts);
   json->Field("consistent", s.consistent);

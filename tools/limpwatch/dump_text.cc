@@ -42,14 +42,16 @@ std::string HeaderSection(const DumpData& dump) {
       {"parent pid", std::to_string(s.parent_pid)},
       {"liveness", shm::LivenessName(s.liveness)},
       {"version", std::to_string(s.version_major) + "." + std::to_string(s.version_minor)},
-      {"clock", std::string(ClockSourceName(s.clock_source)) + ", " + FormatFixed(s.ns_per_tick, 6) + " ns/tick"},
+      {"clock", std::string(ClockSourceName(s.clock_source)) + ", " + FormatNumber(s.ns_per_tick) + " ns/tick"},
       {"geometry", std::to_string(s.max_functions) + " functions, " + std::to_string(s.max_threads) +
                        " threads, stack depth " + std::to_string(s.stack_depth)},
       {"segment size", FormatBytes(s.segment_size) + " (" + std::to_string(s.segment_size) + " bytes)"},
       {"created", FormatLocalTime(dump.created_realtime_ns, true)},
       {"taken at", taken},
   };
-  if (s.service_heartbeat_ns != 0) fields.push_back({"service heartbeat", FormatLocalTime(s.service_heartbeat_ns, true)});
+  if (s.service_heartbeat_ns != 0) {
+    fields.push_back({"service heartbeat", FormatLocalTime(s.service_heartbeat_ns, true)});
+  }
   return RenderFields(fields);
 }
 

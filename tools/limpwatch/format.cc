@@ -79,6 +79,13 @@ std::string FormatFixed(double value, int decimals) {
   return text;
 }
 
+std::string FormatNumber(double value) {
+  if (!std::isfinite(value)) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", value);
+  return text;
+}
+
 std::string FormatHex16(uint64_t value) {
   char text[17];
   std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
@@ -91,9 +98,9 @@ std::string FormatAddress(uint64_t address) {
   return text;
 }
 
-size_t Utf8SequenceLength(std::string_view text, size_t i) {
-  auto byte = [&](size_t at) { return static_cast<unsigned char>(text[at]); };
-  unsigned char lead = byte(i);
+size_t Utf8SequenceLength(std::string_view text, size_t start) {
+  auto byte = [&](size_t index) { return static_cast<unsigned char>(text[index]); };
+  unsigned char lead = byte(start);
   size_t length;
   uint32_t code_point;
   if (lead < 0x80) return 1;
@@ -109,10 +116,10 @@ size_t Utf8SequenceLength(std::string_view text, size_t i) {
   } else {
     return 0;
   }
-  if (i + length > text.size()) return 0;
+  if (start + length > text.size()) return 0;
   for (size_t k = 1; k < length; ++k) {
-    if ((byte(i + k) & 0xc0) != 0x80) return 0;
-    code_point = (code_point << 6) | (byte(i + k) & 0x3f);
+    if ((byte(start + k) & 0xc0) != 0x80) return 0;
+    code_point = (code_point << 6) | (byte(start + k) & 0x3f);
   }
   if (length == 3 && (code_point < 0x800 || (code_point >= 0xd800 && code_point <= 0xdfff))) return 0;
   if (length == 4 && (code_point < 0x10000 || code_point > 0x10ffff)) return 0;

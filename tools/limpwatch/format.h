@@ -27,16 +27,19 @@ std::string FormatDuration(double ns);
 // Fixed-point with `decimals` digits after the point ("-" for NaN/inf).
 std::string FormatFixed(double value, int decimals);
 
+// Up to 9 significant digits, no trailing zeros: "1", "0.357142857".
+std::string FormatNumber(double value);
+
 // Exactly 16 lowercase hex digits, so hashes line up and compare as text.
 std::string FormatHex16(uint64_t value);
 
 // "0x401a2b".
 std::string FormatAddress(uint64_t address);
 
-// Length of the valid UTF-8 sequence starting at text[at], or 0 when the
+// Length of the valid UTF-8 sequence starting at text[start], or 0 when the
 // bytes there are not one (stray continuation, overlong form, surrogate,
 // beyond U+10FFFF).
-size_t Utf8SequenceLength(std::string_view text, size_t at);
+size_t Utf8SequenceLength(std::string_view text, size_t start);
 
 // Replaces control characters (C0, DEL, C1) and bytes that are not UTF-8 with '?'. Names come from a segment
 // any process could have written; printed raw they could move the cursor or

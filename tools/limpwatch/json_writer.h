@@ -43,6 +43,16 @@ class JsonWriter {
   void Field(std::string_view key, double value) { Key(key); Double(value); }
   void Field(std::string_view key, bool value) { Key(key); Bool(value); }
 
+  // A string field that is null when `value` is empty (e.g. a time never set).
+  void FieldOrNull(std::string_view key, std::string_view value) {
+    Key(key);
+    if (value.empty()) {
+      Null();
+    } else {
+      String(value);
+    }
+  }
+
   // The document so far; complete once every Begin has its End.
   const std::string& str() const { return out_; }
 

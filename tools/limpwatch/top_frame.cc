@@ -50,10 +50,10 @@ std::string DiagnosticsLine(const shm::Snapshot& before, const shm::Snapshot& af
   uint64_t without_slot = Delta(before.calls_without_slot, after.calls_without_slot);
   std::string line = "lost calls " + std::to_string(interval.lost_calls);
   if (interval.lost_calls != 0) {
-    line += " (untracked " + std::to_string(interval.diagnostics.untracked_calls) + ", overflowed " +
-            std::to_string(interval.diagnostics.overflowed_calls) + ", without slot " + std::to_string(without_slot) +
-            ")";
+    line += " (untracked " + std::to_string(interval.diagnostics.untracked_calls) + ", without slot " +
+            std::to_string(without_slot) + ")";
   }
+  AppendCount(&line, "overflowed calls (counted, not timed)", interval.diagnostics.overflowed_calls);
   AppendCount(&line, "unmatched exits", interval.diagnostics.unmatched_exits);
   AppendCount(&line, "resynced frames", interval.diagnostics.resynced_frames);
   AppendCount(&line, "threads without slot", Delta(before.threads_without_slot, after.threads_without_slot));

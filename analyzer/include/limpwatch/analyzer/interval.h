@@ -31,7 +31,7 @@ struct IntervalRecord {
   uint64_t calls = 0;                       // all functions
   uint64_t threads_started = 0;
   uint64_t threads_retired = 0;
-  uint64_t lost_calls = 0;                  // untracked, overflowed and slot-less calls
+  uint64_t lost_calls = 0;                  // calls of untracked functions and of threads without a slot
 };
 
 // The interval between two snapshots of the same segment (`after` taken

@@ -17,16 +17,21 @@
 //             +------------------------------+  header.threads
 //             | ThreadSlot[max_threads]      |  one per live thread, single writer:
 //             |   ThreadSlotHeader           |    state, tid, diagnostics
+//             |   IoBlock                    |    I/O calls per fd kind and operation, errnos
 //             |   StackFrame[stack_depth]    |    the shadow stack (visible to readers)
 //             |   FunctionCounters[max_fn]   |    cumulative calls / self / total ticks
 //             +------------------------------+  header.retired
 //             | RetiredTotals                |  counters of threads that have exited
+//             |   IoBlock                    |
 //             |   FunctionCounters[max_fn]   |
 //             +------------------------------+  header.node_metrics
 //             | NodeMetricsRecord            |  /proc samples, written once per tick
 //             +------------------------------+  header.alarms
 //             | AlarmRing                    |  alarms raised by the analyzer
 //             |   AlarmRecord[alarm_cap]     |
+//             +------------------------------+  header.samples
+//             | SampleTable                  |  CPU samples per function (any image,
+//             |   SampledFunction[samp_cap]  |  kernel included), one writer: the sampler
 //             +------------------------------+  header.segment_size
 //
 // Counters are cumulative and never reset: a reader diffs two snapshots, so a
@@ -75,6 +80,7 @@ inline constexpr uint32_t kNoFunction = 0xffffffffu;
 inline constexpr uint32_t kMaxThreadsLimit = 4096;
 inline constexpr uint32_t kMaxStackDepthLimit = 4096;
 inline constexpr uint32_t kMaxAlarmCapacity = 65536;
+inline constexpr uint32_t kMaxSampleCapacity = 1u << 20;
 inline constexpr size_t kNameSize = 64;
 inline constexpr size_t kSymbolNameSize = 104;
 inline constexpr size_t kAlarmTopFunctions = 10;
@@ -165,6 +171,54 @@ struct StackFrame {
   std::atomic<uint64_t> child_ticks;  // total time of traced children so far
 };
 
+// ---- I/O system calls, per thread (filled by the interposed calls in hooks/) ----
+
+enum class FdKind : uint32_t {
+  kFile = 0,    // regular file (storage)
+  kTcp = 1,
+  kUdp = 2,
+  kUnix = 3,    // Unix-domain socket
+  kPipe = 4,
+  kOther = 5,   // device, eventfd, unknown
+};
+inline constexpr uint32_t kFdKindCount = 6;
+
+enum class IoOperation : uint32_t {
+  kRead = 0,     // read, pread, readv, preadv, recv*
+  kWrite = 1,    // write, pwrite, writev, pwritev, send*
+  kSync = 2,     // fsync, fdatasync, sync_file_range
+  kOpen = 3,     // open, openat, creat, socket, pipe
+  kClose = 4,
+  kAccept = 5,
+  kConnect = 6,
+  kOther = 7,    // dup, fcntl, ...
+};
+inline constexpr uint32_t kIoOperationCount = 8;
+inline constexpr uint32_t kErrnoSlots = 30;
+
+struct IoCounters {
+  std::atomic<uint64_t> calls;
+  std::atomic<uint64_t> bytes;   // transferred, for reads and writes
+  std::atomic<uint64_t> ticks;   // service time
+  std::atomic<uint64_t> errors;  // calls that returned -1
+};
+
+// How often one errno was returned by one (kind, operation). The first
+// kErrnoSlots distinct combinations get a slot; later ones are counted in
+// IoBlock::errno_overflow.
+struct ErrnoCount {
+  std::atomic<uint32_t> key;  // 0 = free, else (errno << 16) | (kind << 8) | operation, + 1
+  uint32_t reserved;
+  std::atomic<uint64_t> count;
+};
+
+struct IoBlock {
+  IoCounters counters[kFdKindCount][kIoOperationCount];
+  ErrnoCount errnos[kErrnoSlots];
+  std::atomic<uint64_t> errno_overflow;
+  std::atomic<uint64_t> reserved[3];
+};
+
 struct ThreadSlotHeader {
   std::atomic<uint32_t> state;  // SlotState
   std::atomic<uint32_t> tid;
@@ -180,6 +234,7 @@ struct RetiredTotalsHeader {
   std::atomic<uint64_t> threads;
   StackDiagnostics diagnostics;
   std::atomic<uint64_t> reserved[3];
+  IoBlock io;
 };
 
 // Node-wide samples of /proc, written by the analyzer side once per tick under
@@ -233,6 +288,39 @@ struct AlarmRingHeader {
   uint64_t reserved[7];
 };
 
+// ---- CPU samples (filled by the sampler) ----
+
+enum class ImageKind : uint32_t {
+  kUnknown = 0,
+  kExecutable = 1,
+  kSharedLibrary = 2,
+  kKernel = 3,
+};
+
+// One function seen by the sampler, keyed by the hash of its name, so that a
+// sampled function and a traced function of the same name share a key.
+// Written only by the sampler thread; `name_hash` is published last.
+struct SampledFunction {
+  std::atomic<uint64_t> name_hash;  // 0 = free
+  std::atomic<uint64_t> samples;         // samples whose instruction pointer was in this function
+  std::atomic<uint64_t> kernel_samples;  // kernel samples whose innermost user frame was this function
+  uint32_t image_kind;                   // ImageKind
+  uint32_t reserved;
+  char name[88];
+  char image[32];  // basename of the image
+};
+
+struct SampleTableHeader {
+  std::atomic<uint64_t> samples_total;
+  std::atomic<uint64_t> samples_lost;      // dropped by the kernel or the table was full
+  std::atomic<uint64_t> samples_unknown;   // no symbol covered the address
+  std::atomic<uint32_t> source;            // 0 off, 1 perf cpu-clock, 2 perf cycles, 3 SIGPROF timer
+  std::atomic<uint32_t> flags;             // bit 0: kernel samples included, bit 1: callchains
+  std::atomic<uint32_t> rate_hz;
+  uint32_t reserved_u32;
+  std::atomic<uint64_t> reserved[3];
+};
+
 struct SegmentHeader {
   uint64_t magic;
   uint16_t version_major;
@@ -274,6 +362,10 @@ struct SegmentHeader {
   uint32_t sizeof_thread_slot_header;
   uint32_t sizeof_node_metrics;
   uint32_t sizeof_alarm_record;
+  uint32_t sizeof_io_block;
+  uint32_t sizeof_sampled_function;
+  uint32_t sample_capacity;  // power of two
+  uint32_t reserved_geometry;
 
   RegionRef function_index;
   RegionRef symbols;
@@ -281,6 +373,7 @@ struct SegmentHeader {
   RegionRef retired;
   RegionRef node_metrics;
   RegionRef alarms;
+  RegionRef samples;
 
   std::atomic<uint32_t> next_function_id;
   std::atomic<uint32_t> retiring_now;
@@ -306,7 +399,13 @@ static_assert(sizeof(StackDiagnostics) == 32);
 static_assert(sizeof(StackFrame) == 32);
 static_assert(sizeof(ThreadSlotHeader) == 256);
 static_assert(offsetof(ThreadSlotHeader, diagnostics) == 32);
-static_assert(sizeof(RetiredTotalsHeader) == 64);
+static_assert(sizeof(IoCounters) == 32);
+static_assert(sizeof(ErrnoCount) == 16);
+static_assert(sizeof(IoBlock) == kFdKindCount * kIoOperationCount * 32 + kErrnoSlots * 16 + 32);
+static_assert(sizeof(IoBlock) % 64 == 0);
+static_assert(sizeof(RetiredTotalsHeader) == 64 + sizeof(IoBlock));
+static_assert(sizeof(SampledFunction) == 152);
+static_assert(sizeof(SampleTableHeader) == 64);
 static_assert(sizeof(NodeMetricsRecord) == 512);
 static_assert(sizeof(AlarmRecord) == 256);
 static_assert(sizeof(AlarmRingHeader) == 64);
@@ -319,8 +418,9 @@ static_assert(offsetof(SegmentHeader, name) == 56);
 static_assert(offsetof(SegmentHeader, clock_source) == 184);
 static_assert(offsetof(SegmentHeader, ns_per_tick) == 192);
 static_assert(offsetof(SegmentHeader, max_functions) == 216);
-static_assert(offsetof(SegmentHeader, function_index) == 264);
-static_assert(offsetof(SegmentHeader, counters) == 384);
+static_assert(offsetof(SegmentHeader, function_index) == 280);
+static_assert(offsetof(SegmentHeader, samples) == 376);
+static_assert(offsetof(SegmentHeader, counters) == 416);
 static_assert(sizeof(SegmentHeader) <= kHeaderSize);
 
 template <typename T>
@@ -333,6 +433,8 @@ static_assert(kIsSegmentPod<StackFrame>);
 static_assert(kIsSegmentPod<FunctionCounters>);
 static_assert(kIsSegmentPod<NodeMetricsRecord>);
 static_assert(kIsSegmentPod<AlarmRecord>);
+static_assert(kIsSegmentPod<IoBlock>);
+static_assert(kIsSegmentPod<SampledFunction>);
 
 // The geometry a segment is created with; every size derives from it.
 struct Geometry {
@@ -340,6 +442,7 @@ struct Geometry {
   uint32_t max_threads = 128;
   uint32_t stack_depth = 256;
   uint32_t alarm_capacity = 256;
+  uint32_t sample_capacity = 8192;  // rounded up to a power of two
 };
 
 // Byte layout computed from a geometry. Both the writer and the validating
@@ -353,6 +456,8 @@ struct Layout {
   RegionRef retired;
   RegionRef node_metrics;
   RegionRef alarms;
+  RegionRef samples;
+  uint32_t sample_capacity;
   uint64_t segment_size;
 };
 
@@ -361,9 +466,10 @@ struct Layout {
 bool ComputeLayout(const Geometry& geometry, Layout* out);
 
 // Offsets inside one thread slot.
-inline constexpr uint64_t SlotFramesOffset() { return sizeof(ThreadSlotHeader); }
+inline constexpr uint64_t SlotIoOffset() { return sizeof(ThreadSlotHeader); }
+inline constexpr uint64_t SlotFramesOffset() { return sizeof(ThreadSlotHeader) + sizeof(IoBlock); }
 inline constexpr uint64_t SlotCountersOffset(uint32_t stack_depth) {
-  return sizeof(ThreadSlotHeader) + uint64_t{stack_depth} * sizeof(StackFrame);
+  return SlotFramesOffset() + uint64_t{stack_depth} * sizeof(StackFrame);
 }
 
 }  // namespace limpwatch::shm

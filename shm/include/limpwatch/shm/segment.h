@@ -52,6 +52,7 @@ class SegmentView {
   FunctionIndexEntry* function_index() const { return function_index_; }
   SymbolEntry* symbols() const { return symbols_; }
   ThreadSlotHeader* slot(uint32_t index) const;
+  IoBlock* io(uint32_t slot_index) const;
   StackFrame* frames(uint32_t slot_index) const;
   FunctionCounters* counters(uint32_t slot_index) const;
   RetiredTotalsHeader* retired() const { return retired_; }
@@ -59,6 +60,9 @@ class SegmentView {
   NodeMetricsRecord* node_metrics() const { return node_metrics_; }
   AlarmRingHeader* alarm_ring() const { return alarm_ring_; }
   AlarmRecord* alarm(uint64_t sequence) const;  // the ring position of a 1-based sequence
+  SampleTableHeader* sample_table() const { return sample_table_; }
+  SampledFunction* sampled_functions() const { return sampled_functions_; }
+  uint32_t sample_capacity() const { return sample_capacity_; }
 
  private:
   uint8_t* base_ = nullptr;
@@ -73,6 +77,9 @@ class SegmentView {
   AlarmRingHeader* alarm_ring_ = nullptr;
   AlarmRecord* alarms_ = nullptr;
   uint32_t alarm_capacity_ = 0;
+  SampleTableHeader* sample_table_ = nullptr;
+  SampledFunction* sampled_functions_ = nullptr;
+  uint32_t sample_capacity_ = 0;
 };
 
 // Checks a mapped segment of `mapped_size_untrusted` bytes: magic, version,

@@ -29,6 +29,50 @@ struct DiagnosticValues {
   uint64_t untracked_calls = 0;
 };
 
+struct IoValues {
+  uint64_t calls = 0;
+  uint64_t bytes = 0;
+  uint64_t ticks = 0;
+  uint64_t errors = 0;
+};
+
+struct ErrnoRecord {
+  FdKind kind = FdKind::kOther;
+  IoOperation operation = IoOperation::kOther;
+  int error = 0;
+  uint64_t count = 0;
+};
+
+// I/O totals of a set of threads, per fd kind and operation.
+struct IoSnapshot {
+  IoValues counters[kFdKindCount][kIoOperationCount];
+  std::vector<ErrnoRecord> errnos;  // merged by (kind, operation, errno)
+  uint64_t errno_overflow = 0;
+
+  const IoValues& at(FdKind kind, IoOperation operation) const {
+    return counters[static_cast<uint32_t>(kind)][static_cast<uint32_t>(operation)];
+  }
+};
+
+struct SampledFunctionRecord {
+  uint64_t name_hash = 0;
+  std::string name;
+  std::string image;
+  ImageKind image_kind = ImageKind::kUnknown;
+  uint64_t samples = 0;
+  uint64_t kernel_samples = 0;
+};
+
+struct SampleSnapshot {
+  uint32_t source = 0;
+  uint32_t flags = 0;
+  uint32_t rate_hz = 0;
+  uint64_t samples_total = 0;
+  uint64_t samples_lost = 0;
+  uint64_t samples_unknown = 0;
+  std::vector<SampledFunctionRecord> functions;  // occupied entries, in table order
+};
+
 struct FunctionRecord {
   uint32_t id = 0;
   uint64_t address = 0;
@@ -53,6 +97,26 @@ struct ThreadRecord {
   DiagnosticValues diagnostics;
   std::vector<OpenFrame> open_frames;  // bottom first, at most stack_depth
   uint64_t calls = 0;                  // all functions
+  IoSnapshot io;
+};
+
+// The node-metrics record, copied under its sequence lock.
+struct NodeMetricsValues {
+  bool valid = false;  // false until the first sample, or if no stable copy was had
+  uint64_t timestamp_ns = 0;
+  uint64_t interrupts = 0;
+  uint64_t context_switches = 0;
+  uint64_t pages_allocated = 0;
+  uint64_t heap_bytes = 0;
+  uint64_t process_cpu_ns = 0;
+  uint64_t disk_reads_completed = 0;
+  uint64_t disk_writes_completed = 0;
+  uint64_t disk_sectors_read = 0;
+  uint64_t disk_sectors_written = 0;
+  uint64_t disk_read_ms = 0;
+  uint64_t disk_write_ms = 0;
+  uint64_t disk_io_ms = 0;
+  uint64_t disk_weighted_io_ms = 0;
 };
 
 struct Snapshot {
@@ -80,6 +144,9 @@ struct Snapshot {
   std::vector<ThreadRecord> threads;      // live slots
   uint64_t retired_threads = 0;
   DiagnosticValues diagnostics;           // all threads, live and retired
+  IoSnapshot io;                          // all threads, live and retired
+  SampleSnapshot samples;
+  NodeMetricsValues node_metrics;         // the last /proc sample, if any
   // ProcessCounters, in declaration order.
   uint64_t functions_registered = 0;
   uint64_t function_table_full = 0;
@@ -96,6 +163,9 @@ struct Snapshot {
 
 // Reads the current ticks of the given clock, as the writer would.
 uint64_t ReadTicks(ClockSource source);
+
+// Adds the counters of `block` into *into (merging errno records).
+void AddIoBlock(const IoBlock& block, IoSnapshot* into);
 
 // Copies the segment into *out. Never fails on a validated reader; returns
 // the snapshot with consistent=false if it could not get a clean copy.

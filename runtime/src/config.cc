@@ -64,7 +64,7 @@ RuntimeConfig ReadConfigFromEnvironment(std::vector<std::string>* problems) {
   ReadBounded("LIMPWATCH_MAX_FUNCTIONS", 16, shm::kMaxFunctionsLimit, &config.geometry.max_functions, problems);
   ReadBounded("LIMPWATCH_MAX_THREADS", 1, shm::kMaxThreadsLimit, &config.geometry.max_threads, problems);
   ReadBounded("LIMPWATCH_STACK_DEPTH", 8, shm::kMaxStackDepthLimit, &config.geometry.stack_depth, problems);
-  ReadBounded("LIMPWATCH_SYMBOL_INTERVAL_MS", 10, 60000, &config.symbol_interval_ms, problems);
+  ReadBounded("LIMPWATCH_SERVICE_INTERVAL_MS", 10, 1000, &config.service_interval_ms, problems);
   return config;
 }
 

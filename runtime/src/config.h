@@ -16,7 +16,7 @@ struct RuntimeConfig {
   bool force_monotonic = false;  // LIMPWATCH_CLOCK=monotonic
   bool quiet = false;            // LIMPWATCH_QUIET=1: no informational log lines
   shm::Geometry geometry;        // LIMPWATCH_MAX_FUNCTIONS / _MAX_THREADS / _STACK_DEPTH
-  unsigned symbol_interval_ms = 100;  // LIMPWATCH_SYMBOL_INTERVAL_MS
+  uint32_t service_interval_ms = 100;  // LIMPWATCH_SERVICE_INTERVAL_MS: names published, periodic tasks checked
 };
 
 // Reads the LIMPWATCH_* variables. A bad value is reported in *problems (one

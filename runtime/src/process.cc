@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "clock.h"
+#include "service_tasks.h"
 #include "shadow_stack.h"
 #include "symbolizer.h"
 
@@ -96,13 +97,16 @@ void* ServiceThreadMain(void* argument) {
   thread.status = ThreadStatus::kIgnored;
   uint64_t epoch = reinterpret_cast<uint64_t>(argument);
   setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
-  timespec pause{0, long(g_config->symbol_interval_ms) * 1000000L};
+  uint32_t interval_ms = g_config->service_interval_ms;
+  timespec pause{time_t(interval_ms / 1000), long(interval_ms % 1000) * 1000000L};
   while (g_service_epoch.load(std::memory_order_acquire) == epoch) {
     timespec now{};
     clock_gettime(CLOCK_REALTIME, &now);
     g_view.header()->service_heartbeat_ns.store(uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec),
                                                 std::memory_order_relaxed);
     ProcessSymbolizer().PublishPendingNames(g_view);
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    RunDueServiceTasks(g_view, uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec), false);
     nanosleep(&pause, nullptr);
   }
   return nullptr;
@@ -179,6 +183,7 @@ void AfterForkInChild() {
     return;  // the parent's mapping stays: nothing in the child writes it
   }
   delete parent_segment;  // unmaps the parent's segment in the child only
+  ResetServiceTasksInChild();
 
   if (thread.status == ThreadStatus::kUnattached && AttachThread(thread)) {
     for (uint32_t level = 0; level < inherited_addresses.size(); ++level) {

@@ -1,0 +1,68 @@
+// An alarm: which server limps, on which resource, how sure we are, and the
+// functions most affected. Written to the segment's alarm ring, to the log
+// and, when LIMPWATCH_ALARMS names a file, as JSON lines.
+#ifndef LIMPWATCH_ANALYZER_ALARM_H_
+#define LIMPWATCH_ANALYZER_ALARM_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "limpwatch/shm/segment.h"
+
+namespace limpwatch::analyzer {
+
+struct RootCauseFunction {
+  uint32_t key = 0;
+  uint64_t name_hash = 0;  // 0 when this server does not know the name
+  std::string name;        // "key:<hex>" when unknown
+  double score = 0;        // summed component distance / threshold over the anomalous windows
+  shm::Resource resource = shm::Resource::kUnknown;
+};
+
+enum class AlarmKind {
+  kAnomaly,  // peer comparison indicted the server
+  kSilent,   // a peer stopped sending summaries (crash or hang)
+  kLocal,    // node-local invariants (seed 003) alone
+};
+
+struct Alarm {
+  AlarmKind kind = AlarmKind::kAnomaly;
+  uint64_t time_unix_ms = 0;
+  uint64_t window = 0;
+  std::string reporter;  // the server whose analyzer raised it
+  std::string server;    // the server indicted
+  std::vector<std::string> metrics;
+  shm::Resource resource = shm::Resource::kUnknown;
+  double score = 0;      // of the strongest metric
+  double threshold = 0;
+  uint32_t invariant_bits = 0;
+  std::vector<RootCauseFunction> top_functions;
+};
+
+const char* AlarmKindName(AlarmKind kind);
+std::string AlarmToJson(const Alarm& alarm);
+std::string AlarmToLogLine(const Alarm& alarm);
+
+// Appends an alarm to a segment's alarm ring (single writer: the analyzer).
+void PublishAlarm(const shm::SegmentView& segment, const Alarm& alarm);
+
+// Reads the alarms of a segment's ring with sequence > after_sequence, in
+// order; sets *last_sequence to the newest sequence seen.
+struct RingAlarm {
+  uint64_t sequence = 0;
+  uint64_t time_ns = 0;
+  shm::Resource resource = shm::Resource::kUnknown;
+  double score = 0;
+  double threshold = 0;
+  std::string server;
+  std::string metrics;
+  std::vector<uint64_t> top_function_hashes;
+};
+std::vector<RingAlarm> ReadAlarmRing(const shm::SegmentView& segment, uint64_t after_sequence,
+                                     uint64_t* last_sequence);
+
+}  // namespace limpwatch::analyzer
+
+#endif  // LIMPWATCH_ANALYZER_ALARM_H_

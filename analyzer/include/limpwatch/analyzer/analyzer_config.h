@@ -1,0 +1,49 @@
+// The analyzer's settings, with the defaults this project uses and why.
+#ifndef LIMPWATCH_ANALYZER_ANALYZER_CONFIG_H_
+#define LIMPWATCH_ANALYZER_ANALYZER_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "limpwatch/analyzer/distance.h"
+
+namespace limpwatch::analyzer {
+
+struct AnalyzerConfig {
+  uint32_t tick_ms = 1000;
+  // Seed 000 used 60 s windows shifted by 30 s and k = 3 of 5 windows: a
+  // 90 s latency. Our per-second data is dense enough for 4 s windows
+  // shifted by 1 s, which puts a steady fault 3-7 s from its alarm.
+  uint32_t window_ticks = 4;
+  uint32_t shift_ticks = 1;
+  uint32_t k = 3;  // anomalous in k of the last 2k-1 windows
+
+  // Dimensionality reduction (seed 000 section 5.1: 100 samples or 1 s of
+  // time in some window on some node), per window of window_ticks ticks.
+  double min_feature_samples = 20;
+  double min_feature_time_ms = 100;
+  uint32_t max_features = 200;  // over all metrics: one datagram
+
+  DistanceKind distance = DistanceKind::kManhattan;
+  bool variance_weighting = false;  // seed 000 section 7.1
+
+  // Node-local invariants (seed 003).
+  uint32_t invariant_period_ticks = 4;
+  double request_drop_alpha = 0.5;
+  uint32_t alarm_suppression_s = 30;  // alarms after the first, for the same server
+
+  uint32_t peer_silence_windows = 5;  // a peer heard from before and silent this long: crash / hang
+  // A server must also be slower than its peers' median by this factor before
+  // an I/O service-time metric indicts it (seed 001 compares against the
+  // per-second median of the peers).
+  double default_threshold_factor = 3.0;
+};
+
+// Reads LIMPWATCH_ANALYZE_* variables over the defaults; bad values are
+// reported in *problems and their default is kept.
+AnalyzerConfig ReadAnalyzerConfigFromEnvironment(std::vector<std::string>* problems);
+
+}  // namespace limpwatch::analyzer
+
+#endif  // LIMPWATCH_ANALYZER_ANALYZER_CONFIG_H_

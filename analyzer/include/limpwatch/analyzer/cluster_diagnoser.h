@@ -1,0 +1,121 @@
+// Peer comparison (seed 000 section 5, seed 001): given every server's
+// summary of a window, find the server that behaves unlike its peers.
+//
+// Per window and metric, each server gets a score:
+//   vector metrics (samples, count, time): the median of its distances to
+//     every other server's feature vector (Manhattan by default);
+//   I/O metrics (dread, dwrite, nsread, ncread): its median service time
+//     minus the median of its peers' (only slower counts).
+// A score above the server's threshold (trained, or the documented default)
+// marks the window anomalous for that metric; a server is indicted when a
+// metric was anomalous in k of its last 2k-1 windows. The root cause is the
+// ten functions with the largest summed distance to the median server over
+// those anomalous windows; the resource comes from the function manifest,
+// the I/O metrics and the node-local invariants, in that order.
+//
+// The same object runs online (in every server, on its own and its peers'
+// summaries) and offline (`limpwatch diagnose`, on recordings): given the
+// same summaries it gives the same verdicts.
+#ifndef LIMPWATCH_ANALYZER_CLUSTER_DIAGNOSER_H_
+#define LIMPWATCH_ANALYZER_CLUSTER_DIAGNOSER_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "limpwatch/analyzer/alarm.h"
+#include "limpwatch/analyzer/analyzer_config.h"
+#include "limpwatch/analyzer/distance.h"
+#include "limpwatch/analyzer/name_book.h"
+#include "limpwatch/analyzer/peer_summary.h"
+#include "limpwatch/analyzer/resource_manifest.h"
+#include "limpwatch/analyzer/thresholds.h"
+
+namespace limpwatch::analyzer {
+
+struct MetricScore {
+  std::string server;
+  ComparedMetric metric = ComparedMetric::kTime;
+  double score = 0;
+  double threshold = 0;
+  bool trained = false;  // threshold from training (else the default rule)
+  bool anomalous = false;
+};
+
+struct WindowResult {
+  uint64_t window = 0;
+  std::vector<std::string> servers;  // the summaries compared
+  std::vector<MetricScore> scores;
+  std::vector<std::string> indicted;
+};
+
+class ClusterDiagnoser {
+ public:
+  ClusterDiagnoser(const AnalyzerConfig& config, Thresholds thresholds, ResourceManifest manifest,
+                   const NameBook* names, std::string reporter);
+
+  // Stores a summary for its window. A second summary of the same server and
+  // window replaces the first; a summary of a window already analyzed is
+  // counted as late and dropped.
+  void Add(const PeerSummary& summary);
+
+  // Compares the summaries of `window` (call with increasing windows) and
+  // returns the alarms it raises. Summaries of that window are then freed.
+  std::vector<Alarm> Analyze(uint64_t window, uint64_t now_unix_ms);
+
+  // Windows that have summaries waiting, oldest first.
+  std::vector<uint64_t> PendingWindows() const;
+
+  const std::vector<WindowResult>& results() const { return results_; }
+  void KeepResults(bool keep) { keep_results_ = keep; }
+  uint64_t late_summaries() const { return late_summaries_; }
+
+ private:
+  struct History {
+    std::deque<bool> anomalous;                    // last 2k-1 windows, newest last
+    std::deque<std::vector<Feature>> components;   // distance to the median server per key / threshold
+    std::deque<MetricScore> scores;
+  };
+  struct ServerState {
+    History metrics[kComparedMetricCount];
+    uint64_t last_window = 0;
+    uint64_t windows_seen = 0;
+    bool silent_reported = false;
+    uint64_t last_alarm_ms = 0;
+    shm::Resource last_alarm_resource = shm::Resource::kUnknown;
+    uint32_t invariant_bits = 0;
+  };
+
+  void ScoreVectorMetric(ComparedMetric metric, const std::vector<const PeerSummary*>& summaries,
+                         WindowResult* result, std::vector<std::vector<Feature>>* components);
+  void ScoreScalarMetric(ComparedMetric metric, const std::vector<const PeerSummary*>& summaries,
+                         WindowResult* result);
+  double ThresholdFor(const std::string& server, ComparedMetric metric, double default_threshold, bool* trained) const;
+  Alarm BuildAlarm(const std::string& server, ServerState& state, const std::vector<ComparedMetric>& fired,
+                   uint64_t window, uint64_t now_unix_ms, const std::vector<const PeerSummary*>& summaries);
+  std::vector<Alarm> CheckSilentPeers(uint64_t window, uint64_t now_unix_ms);
+
+  AnalyzerConfig config_;
+  Thresholds thresholds_;
+  ResourceManifest manifest_;
+  const NameBook* names_;
+  std::string reporter_;
+  std::map<uint64_t, std::map<std::string, PeerSummary>> pending_;
+  std::map<std::string, ServerState> servers_;
+  uint64_t last_analyzed_ = 0;
+  bool analyzed_any_ = false;
+  uint64_t late_summaries_ = 0;
+  bool keep_results_ = true;
+  std::vector<WindowResult> results_;
+  // Seed 000 section 7.1: per feature, the running relative spread among
+  // servers in windows where nobody was anomalous; features that vary a lot
+  // without a fault weigh less.
+  std::unordered_map<uint32_t, double> spread_[kVectorMetricCount];
+};
+
+}  // namespace limpwatch::analyzer
+
+#endif  // LIMPWATCH_ANALYZER_CLUSTER_DIAGNOSER_H_

@@ -1,0 +1,44 @@
+// Which resource a function stands for: disk, network, CPU or memory.
+//
+// A manifest is a text file, one rule a line, '#' starts a comment:
+//     <function name or glob> <disk|network|cpu|memory>
+// The first matching rule wins. The PVFS manifest (pvfs-patches/) maps
+// trove/dbpf calls to disk, BMI calls to network, and so on; the test-bed
+// ships its own.
+#ifndef LIMPWATCH_ANALYZER_RESOURCE_MANIFEST_H_
+#define LIMPWATCH_ANALYZER_RESOURCE_MANIFEST_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "limpwatch/shm/layout.h"
+
+namespace limpwatch::analyzer {
+
+const char* ResourceName(shm::Resource resource);
+std::optional<shm::Resource> ParseResource(std::string_view name);
+
+class ResourceManifest {
+ public:
+  // Adds the rules of a manifest file; malformed lines are reported in
+  // *problems ("file:line: ...") and skipped. False if it cannot be read.
+  bool Load(const std::string& path, std::vector<std::string>* problems);
+  void AddRule(const std::string& pattern, shm::Resource resource);
+
+  // The resource of the first rule matching `function`, or kUnknown.
+  shm::Resource Classify(const std::string& function) const;
+  size_t size() const { return rules_.size(); }
+
+ private:
+  struct Rule {
+    std::string pattern;
+    shm::Resource resource;
+  };
+  std::vector<Rule> rules_;
+};
+
+}  // namespace limpwatch::analyzer
+
+#endif  // LIMPWATCH_ANALYZER_RESOURCE_MANIFEST_H_

@@ -1,0 +1,68 @@
+// Per-server, per-metric anomaly thresholds: trained (seed 000 section 5.1:
+// the smallest threshold that removes every anomaly of fault-free runs,
+// found by binary search and doubled) or, where none was trained, a default.
+//
+// File format, one threshold a line, '#' starts a comment:
+//     <server> <metric> <threshold>
+// <server> may be '*' for every server without a line of its own.
+#ifndef LIMPWATCH_ANALYZER_THRESHOLDS_H_
+#define LIMPWATCH_ANALYZER_THRESHOLDS_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace limpwatch::analyzer {
+
+// What peers compare: three vector metrics (per function) and seed 001's
+// four I/O service times (scalars: a server against its peers' median).
+enum class ComparedMetric : uint8_t {
+  kSamples = 0,
+  kCount = 1,
+  kTime = 2,
+  kDread = 3,
+  kDwrite = 4,
+  kNsread = 5,
+  kNcread = 6,
+};
+inline constexpr int kComparedMetricCount = 7;
+
+const char* ComparedMetricName(ComparedMetric metric);
+std::optional<ComparedMetric> ParseComparedMetric(std::string_view name);
+bool IsVectorMetric(ComparedMetric metric);
+
+// The unit in which thresholds are searched (seed 000 searched integers).
+double ThresholdResolution(ComparedMetric metric);
+
+// Used when no threshold was trained: a score is anomalous when it exceeds
+// both this absolute floor and `default_threshold_factor` times the median
+// score of all servers in the window.
+double DefaultThresholdFloor(ComparedMetric metric);
+
+class Thresholds {
+ public:
+  void Set(const std::string& server, ComparedMetric metric, double threshold);
+  // The trained threshold, or nullopt (then the default rule applies).
+  std::optional<double> Get(const std::string& server, ComparedMetric metric) const;
+  bool empty() const { return values_.empty(); }
+
+  // Parses a thresholds file. Malformed lines are reported in *problems
+  // ("file:line: ...") and skipped; returns false if the file cannot be read.
+  bool Load(const std::string& path, std::vector<std::string>* problems);
+  bool Save(const std::string& path, std::string* error) const;
+  std::string Format() const;
+
+ private:
+  std::map<std::pair<std::string, ComparedMetric>, double> values_;
+};
+
+// Seed 000's rule: the smallest multiple of `resolution` that no score
+// exceeds, found by binary search, then doubled. 0 scores give 0.
+double TrainThreshold(const std::vector<double>& fault_free_scores, double resolution);
+
+}  // namespace limpwatch::analyzer
+
+#endif  // LIMPWATCH_ANALYZER_THRESHOLDS_H_

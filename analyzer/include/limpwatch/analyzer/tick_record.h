@@ -1,0 +1,80 @@
+// A tick record: everything the analyzer learns about one server in one
+// tick (1 s by default), built from two snapshots of its segment.
+//
+// Tick records are the analyzer's only input: the online analyzer builds
+// them from its own segment, `LIMPWATCH_RECORD` appends them to a trace
+// file, and `limpwatch diagnose` replays them through the same code, so
+// online and offline verdicts agree.
+#ifndef LIMPWATCH_ANALYZER_TICK_RECORD_H_
+#define LIMPWATCH_ANALYZER_TICK_RECORD_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "limpwatch/shm/snapshot.h"
+
+namespace limpwatch::analyzer {
+
+// One function's activity in the tick, keyed by the 64-bit hash of its name.
+struct FunctionTick {
+  uint64_t name_hash = 0;
+  uint64_t calls = 0;
+  double self_ms = 0;
+  uint64_t samples = 0;  // CPU samples, kernel samples under it included
+};
+
+// Seed 001's system-call service times and seed 003's request volume.
+struct IoTick {
+  double dread_ms = 0;      // mean service time of a read on a storage file (0 when none)
+  double dwrite_ms = 0;     // same for writes and syncs
+  double nsread_ms = 0;     // mean time of a socket read by the server (accepted sockets)
+  double ncread_ms = 0;     // mean time of a socket read by a client (connected sockets)
+  uint64_t file_reads = 0;
+  uint64_t file_writes = 0;
+  uint64_t socket_reads = 0;
+  double request_bytes = 0;  // bytes in + out on sockets: seed 003's req
+  uint64_t errors = 0;       // I/O calls that failed
+};
+
+// Seed 003's node statistics for the tick (rates over the tick).
+struct NodeTick {
+  bool valid = false;
+  double interrupts = 0;
+  double pages_allocated = 0;
+  double heap_growth_bytes = 0;
+  double disk_requests = 0;
+  double disk_iosize_kb = 0;  // average request size
+  double disk_svctm_ms = 0;   // average service time (busy time / requests)
+  double disk_await_ms = 0;
+  double disk_utilisation = 0;  // 0..1
+  double cpu_ms = 0;            // the process's CPU time
+};
+
+struct TickRecord {
+  std::string node;
+  uint64_t tick = 0;      // unix_ms / tick_ms: the same number on every server
+  uint64_t unix_ms = 0;   // end of the tick
+  uint32_t tick_ms = 1000;
+  std::vector<FunctionTick> functions;  // sorted by name_hash, active functions only
+  IoTick io;
+  NodeTick node_stats;
+};
+
+// Names of function hashes, so that root causes can be printed.
+struct FunctionName {
+  uint64_t name_hash = 0;
+  std::string name;
+};
+
+// The tick between two snapshots of one segment. Functions whose names are
+// not resolved yet (hash 0) are left out.
+TickRecord BuildTickRecord(const std::string& node, const shm::Snapshot& before, const shm::Snapshot& after,
+                           uint32_t tick_ms);
+
+// Every resolved name of a snapshot (traced and sampled functions).
+std::vector<FunctionName> CollectFunctionNames(const shm::Snapshot& snapshot);
+
+}  // namespace limpwatch::analyzer
+
+#endif  // LIMPWATCH_ANALYZER_TICK_RECORD_H_

@@ -1,0 +1,154 @@
+#include "limpwatch/analyzer/alarm.h"
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "limpwatch/analyzer/resource_manifest.h"
+
+namespace limpwatch::analyzer {
+namespace {
+
+std::string JsonString(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\u%04x", c);
+      out += escape;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string JsonNumber(double value) {
+  if (!std::isfinite(value)) return "null";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
+
+std::string Joined(const std::vector<std::string>& parts, const char* separator) {
+  std::string out;
+  for (size_t index = 0; index < parts.size(); ++index) {
+    if (index) out += separator;
+    out += parts[index];
+  }
+  return out;
+}
+
+void CopyText(char* destination, size_t size, const std::string& text) {
+  size_t length = std::min(text.size(), size - 1);
+  std::memcpy(destination, text.data(), length);
+  destination[length] = '\0';
+}
+
+}  // namespace
+
+const char* AlarmKindName(AlarmKind kind) {
+  switch (kind) {
+    case AlarmKind::kAnomaly: return "anomaly";
+    case AlarmKind::kSilent: return "silent";
+    case AlarmKind::kLocal: return "local";
+  }
+  return "?";
+}
+
+std::string AlarmToJson(const Alarm& alarm) {
+  std::string json = "{\"kind\":" + JsonString(AlarmKindName(alarm.kind));
+  json += ",\"time_unix_ms\":" + std::to_string(alarm.time_unix_ms);
+  json += ",\"window\":" + std::to_string(alarm.window);
+  json += ",\"reporter\":" + JsonString(alarm.reporter);
+  json += ",\"server\":" + JsonString(alarm.server);
+  json += ",\"metrics\":[";
+  for (size_t index = 0; index < alarm.metrics.size(); ++index) {
+    json += (index ? "," : "") + JsonString(alarm.metrics[index]);
+  }
+  json += "],\"resource\":" + JsonString(ResourceName(alarm.resource));
+  json += ",\"score\":" + JsonNumber(alarm.score);
+  json += ",\"threshold\":" + JsonNumber(alarm.threshold);
+  json += ",\"invariant_bits\":" + std::to_string(alarm.invariant_bits);
+  json += ",\"top_functions\":[";
+  for (size_t index = 0; index < alarm.top_functions.size(); ++index) {
+    const RootCauseFunction& function = alarm.top_functions[index];
+    char hash[24];
+    std::snprintf(hash, sizeof hash, "%016" PRIx64, function.name_hash);
+    json += index ? "," : "";
+    json += "{\"name\":" + JsonString(function.name) + ",\"name_hash\":\"" + hash +
+            "\",\"score\":" + JsonNumber(function.score) +
+            ",\"resource\":" + JsonString(ResourceName(function.resource)) + "}";
+  }
+  return json + "]}";
+}
+
+std::string AlarmToLogLine(const Alarm& alarm) {
+  char numbers[96];
+  std::snprintf(numbers, sizeof numbers, "score %.3g > threshold %.3g", alarm.score, alarm.threshold);
+  std::vector<std::string> names;
+  for (size_t index = 0; index < alarm.top_functions.size() && index < 5; ++index) {
+    names.push_back(alarm.top_functions[index].name);
+  }
+  std::string line = std::string("ALARM ") + AlarmKindName(alarm.kind) + ": server " + alarm.server + " limps on " +
+                     ResourceName(alarm.resource) + " (" + Joined(alarm.metrics, ",") + ", " + numbers +
+                     ", window " + std::to_string(alarm.window) + ", reported by " + alarm.reporter + ")";
+  if (!names.empty()) line += "; top functions: " + Joined(names, ", ");
+  return line;
+}
+
+void PublishAlarm(const shm::SegmentView& segment, const Alarm& alarm) {
+  shm::AlarmRingHeader* ring = segment.alarm_ring();
+  uint64_t sequence = ring->next_sequence.load(std::memory_order_relaxed) + 1;
+  shm::AlarmRecord* record = segment.alarm(sequence);
+  record->sequence.store(0, std::memory_order_release);  // readers skip it while it changes
+  std::atomic_thread_fence(std::memory_order_release);
+  record->time_ns = alarm.time_unix_ms * 1000000ull;
+  record->resource = static_cast<uint32_t>(alarm.resource);
+  record->metric_count = static_cast<uint32_t>(alarm.metrics.size());
+  record->score = alarm.score;
+  record->threshold = alarm.threshold;
+  CopyText(record->server, sizeof record->server, alarm.server);
+  CopyText(record->metrics, sizeof record->metrics, Joined(alarm.metrics, ","));
+  for (size_t index = 0; index < shm::kAlarmTopFunctions; ++index) {
+    record->top_function_hashes[index] =
+        index < alarm.top_functions.size() ? alarm.top_functions[index].name_hash : 0;
+  }
+  record->sequence.store(sequence, std::memory_order_release);
+  ring->next_sequence.store(sequence, std::memory_order_release);
+}
+
+std::vector<RingAlarm> ReadAlarmRing(const shm::SegmentView& segment, uint64_t after_sequence,
+                                     uint64_t* last_sequence) {
+  std::vector<RingAlarm> alarms;
+  const shm::SegmentHeader& header = *segment.header();
+  uint64_t newest = segment.alarm_ring()->next_sequence.load(std::memory_order_acquire);
+  uint64_t capacity = header.alarm_capacity;
+  uint64_t first = std::max(after_sequence + 1, newest > capacity ? newest - capacity + 1 : 1);
+  for (uint64_t sequence = first; sequence <= newest; ++sequence) {
+    const shm::AlarmRecord* record = segment.alarm(sequence);
+    if (record->sequence.load(std::memory_order_acquire) != sequence) continue;  // overwritten or being written
+    RingAlarm alarm;
+    alarm.sequence = sequence;
+    alarm.time_ns = record->time_ns;
+    alarm.resource = static_cast<shm::Resource>(record->resource);
+    alarm.score = record->score;
+    alarm.threshold = record->threshold;
+    alarm.server.assign(record->server, strnlen(record->server, sizeof record->server));
+    alarm.metrics.assign(record->metrics, strnlen(record->metrics, sizeof record->metrics));
+    for (uint64_t hash : record->top_function_hashes) {
+      if (hash != 0) alarm.top_function_hashes.push_back(hash);
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (record->sequence.load(std::memory_order_relaxed) != sequence) continue;
+    alarms.push_back(std::move(alarm));
+  }
+  *last_sequence = std::max(after_sequence, newest);
+  return alarms;
+}
+
+}  // namespace limpwatch::analyzer

@@ -1,0 +1,358 @@
+#include "limpwatch/analyzer/cluster_diagnoser.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "limpwatch/analyzer/statistics.h"
+
+namespace limpwatch::analyzer {
+namespace {
+
+// Beyond this many servers, each one is compared with a fixed, evenly spread
+// subset of its peers: the median of 127 distances estimates the median of
+// all of them well, and keeps a 1,000-server window within milliseconds.
+constexpr size_t kMaxComparedPeers = 127;
+constexpr size_t kTopFunctions = 10;
+
+const std::vector<Feature>* FeaturesOf(const PeerSummary& summary, Metric metric) {
+  for (const auto& features : summary.metrics) {
+    if (features.metric == metric) return &features.features;
+  }
+  return nullptr;
+}
+
+Metric VectorMetricOf(ComparedMetric metric) {
+  return metric == ComparedMetric::kSamples ? Metric::kSamples
+         : metric == ComparedMetric::kCount ? Metric::kCount
+                                            : Metric::kTime;
+}
+
+double ScalarOf(const PeerSummary& summary, ComparedMetric metric) {
+  switch (metric) {
+    case ComparedMetric::kDread: return summary.io.dread_ms;
+    case ComparedMetric::kDwrite: return summary.io.dwrite_ms;
+    case ComparedMetric::kNsread: return summary.io.nsread_ms;
+    case ComparedMetric::kNcread: return summary.io.ncread_ms;
+    default: return 0;
+  }
+}
+
+template <typename T>
+void Trim(std::deque<T>& values, size_t size) {
+  while (values.size() > size) values.pop_front();
+}
+
+}  // namespace
+
+ClusterDiagnoser::ClusterDiagnoser(const AnalyzerConfig& config, Thresholds thresholds, ResourceManifest manifest,
+                                   const NameBook* names, std::string reporter)
+    : config_(config),
+      thresholds_(std::move(thresholds)),
+      manifest_(std::move(manifest)),
+      names_(names),
+      reporter_(std::move(reporter)) {}
+
+void ClusterDiagnoser::Add(const PeerSummary& summary) {
+  if (analyzed_any_ && summary.window <= last_analyzed_) {
+    ++late_summaries_;
+    return;
+  }
+  pending_[summary.window][summary.node] = summary;
+}
+
+std::vector<uint64_t> ClusterDiagnoser::PendingWindows() const {
+  std::vector<uint64_t> windows;
+  for (const auto& [window, summaries] : pending_) windows.push_back(window);
+  return windows;
+}
+
+double ClusterDiagnoser::ThresholdFor(const std::string& server, ComparedMetric metric, double default_threshold,
+                                      bool* trained) const {
+  auto value = thresholds_.Get(server, metric);
+  *trained = value.has_value();
+  return value ? *value : default_threshold;
+}
+
+void ClusterDiagnoser::ScoreVectorMetric(ComparedMetric metric, const std::vector<const PeerSummary*>& summaries,
+                                         WindowResult* result, std::vector<std::vector<Feature>>* components) {
+  Metric vector_metric = VectorMetricOf(metric);
+  std::vector<size_t> members;  // indices into summaries with this metric
+  for (size_t index = 0; index < summaries.size(); ++index) {
+    const auto* features = FeaturesOf(*summaries[index], vector_metric);
+    if (features != nullptr && !features->empty()) members.push_back(index);
+  }
+  components->assign(summaries.size(), {});
+  if (members.size() < 3) return;  // with two servers nobody can tell which one limps
+
+  size_t count = members.size();
+  FeatureWeights weights;
+  auto& spread = spread_[static_cast<int>(vector_metric)];
+  if (config_.variance_weighting) {
+    for (const auto& [key, value] : spread) weights.weights.push_back({key, static_cast<float>(1.0 / (1.0 + value))});
+    std::sort(weights.weights.begin(), weights.weights.end(),
+              [](const Feature& a, const Feature& b) { return a.key < b.key; });
+  }
+  std::vector<double> scores(count);
+  std::vector<double> distances;
+  for (size_t i = 0; i < count; ++i) {
+    const auto& mine = *FeaturesOf(*summaries[members[i]], vector_metric);
+    distances.clear();
+    size_t compared = std::min(count - 1, kMaxComparedPeers);
+    double step = double(count - 1) / double(compared);
+    for (size_t t = 0; t < compared; ++t) {
+      size_t j = (i + 1 + size_t(double(t) * step)) % count;
+      distances.push_back(
+          Distance(mine, *FeaturesOf(*summaries[members[j]], vector_metric), config_.distance, &weights));
+    }
+    scores[i] = Median(distances);
+  }
+
+  // The median server: per feature, the median of every server's value.
+  std::unordered_map<uint32_t, std::vector<double>> values_by_key;
+  for (size_t index : members) {
+    for (const Feature& feature : *FeaturesOf(*summaries[index], vector_metric)) {
+      values_by_key[feature.key].push_back(feature.value);
+    }
+  }
+  std::unordered_map<uint32_t, double> median_server;
+  for (auto& [key, values] : values_by_key) median_server[key] = Median(values);
+
+  double default_threshold = std::max(DefaultThresholdFloor(metric), config_.default_threshold_factor * Median(scores));
+  bool anyone_anomalous = false;
+  for (size_t i = 0; i < count; ++i) {
+    const PeerSummary& summary = *summaries[members[i]];
+    MetricScore score;
+    score.server = summary.node;
+    score.metric = metric;
+    score.score = scores[i];
+    score.threshold = ThresholdFor(summary.node, metric, default_threshold, &score.trained);
+    score.anomalous = score.score > score.threshold;
+    anyone_anomalous |= score.anomalous;
+    double scale = score.threshold > 0 ? score.threshold : 1.0;
+    std::vector<Feature>& contribution = (*components)[members[i]];
+    for (const Feature& feature : *FeaturesOf(summary, vector_metric)) {
+      double difference = std::fabs(double(feature.value) - median_server[feature.key]);
+      if (difference > 0) contribution.push_back({feature.key, static_cast<float>(difference / scale)});
+    }
+    result->scores.push_back(score);
+  }
+  if (config_.variance_weighting && !anyone_anomalous) {
+    for (auto& [key, values] : values_by_key) {
+      double median = median_server[key];
+      std::vector<double> deviations;
+      for (double value : values) deviations.push_back(std::fabs(value - median));
+      double relative = median > 0 ? Median(deviations) / median : 0.0;
+      auto [entry, inserted] = spread.try_emplace(key, relative);
+      if (!inserted) entry->second = 0.9 * entry->second + 0.1 * relative;
+    }
+  }
+}
+
+void ClusterDiagnoser::ScoreScalarMetric(ComparedMetric metric, const std::vector<const PeerSummary*>& summaries,
+                                         WindowResult* result) {
+  std::vector<std::pair<const PeerSummary*, double>> members;
+  for (const PeerSummary* summary : summaries) {
+    double value = ScalarOf(*summary, metric);
+    if (value > 0) members.push_back({summary, value});  // no calls of that kind: nothing to compare
+  }
+  if (members.size() < 3) return;
+  std::vector<double> others;
+  for (size_t i = 0; i < members.size(); ++i) {
+    others.clear();
+    for (size_t j = 0; j < members.size(); ++j) {
+      if (j != i) others.push_back(members[j].second);
+    }
+    double peers_median = Median(others);
+    MetricScore score;
+    score.server = members[i].first->node;
+    score.metric = metric;
+    score.score = members[i].second - peers_median;  // only a slower server scores above 0
+    double default_threshold =
+        std::max(DefaultThresholdFloor(metric), (config_.default_threshold_factor - 1.0) * peers_median);
+    score.threshold = ThresholdFor(score.server, metric, default_threshold, &score.trained);
+    score.anomalous = score.score > score.threshold;
+    result->scores.push_back(score);
+  }
+}
+
+std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_ms) {
+  std::vector<Alarm> alarms;
+  WindowResult result;
+  result.window = window;
+  std::vector<const PeerSummary*> summaries;
+  auto found = pending_.find(window);
+  if (found != pending_.end()) {
+    for (const auto& [server, summary] : found->second) {
+      summaries.push_back(&summary);
+      result.servers.push_back(server);
+    }
+  }
+
+  std::vector<std::vector<Feature>> components[kComparedMetricCount];
+  for (int index = 0; index < kComparedMetricCount; ++index) {
+    auto metric = static_cast<ComparedMetric>(index);
+    if (IsVectorMetric(metric)) {
+      ScoreVectorMetric(metric, summaries, &result, &components[index]);
+    } else {
+      ScoreScalarMetric(metric, summaries, &result);
+    }
+  }
+
+  size_t history_length = 2 * config_.k - 1;
+  for (size_t position = 0; position < summaries.size(); ++position) {
+    const PeerSummary& summary = *summaries[position];
+    ServerState& state = servers_[summary.node];
+    state.last_window = window;
+    state.windows_seen++;
+    state.silent_reported = false;
+    state.invariant_bits = summary.invariant_bits;
+    std::vector<ComparedMetric> fired;
+    for (int index = 0; index < kComparedMetricCount; ++index) {
+      History& history = state.metrics[index];
+      MetricScore score;
+      bool scored = false;
+      for (const MetricScore& candidate : result.scores) {
+        if (candidate.server == summary.node && static_cast<int>(candidate.metric) == index) {
+          score = candidate;
+          scored = true;
+        }
+      }
+      history.anomalous.push_back(scored && score.anomalous);
+      history.scores.push_back(score);
+      history.components.push_back(scored && score.anomalous && !components[index].empty()
+                                       ? components[index][position]
+                                       : std::vector<Feature>{});
+      Trim(history.anomalous, history_length);
+      Trim(history.scores, history_length);
+      Trim(history.components, history_length);
+      size_t anomalous = std::count(history.anomalous.begin(), history.anomalous.end(), true);
+      if (anomalous >= config_.k && history.anomalous.back()) fired.push_back(static_cast<ComparedMetric>(index));
+    }
+    if (fired.empty()) continue;
+    result.indicted.push_back(summary.node);
+    Alarm alarm = BuildAlarm(summary.node, state, fired, window, now_unix_ms, summaries);
+    bool suppressed = state.last_alarm_ms != 0 &&
+                      now_unix_ms - state.last_alarm_ms < uint64_t{config_.alarm_suppression_s} * 1000 &&
+                      alarm.resource == state.last_alarm_resource;
+    if (!suppressed) {
+      state.last_alarm_ms = now_unix_ms;
+      state.last_alarm_resource = alarm.resource;
+      alarms.push_back(std::move(alarm));
+    }
+  }
+
+  for (Alarm& alarm : CheckSilentPeers(window, now_unix_ms)) alarms.push_back(std::move(alarm));
+  if (found != pending_.end()) pending_.erase(found);
+  pending_.erase(pending_.begin(), pending_.lower_bound(window));
+  last_analyzed_ = window;
+  analyzed_any_ = true;
+  if (keep_results_) results_.push_back(std::move(result));
+  return alarms;
+}
+
+Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state,
+                                   const std::vector<ComparedMetric>& fired, uint64_t window, uint64_t now_unix_ms,
+                                   const std::vector<const PeerSummary*>& summaries) {
+  Alarm alarm;
+  alarm.kind = AlarmKind::kAnomaly;
+  alarm.time_unix_ms = now_unix_ms;
+  alarm.window = window;
+  alarm.reporter = reporter_;
+  alarm.server = server;
+  alarm.invariant_bits = state.invariant_bits;
+  double strongest = -1;
+  std::unordered_map<uint32_t, double> by_key;
+  bool disk_io = false, network_io = false;
+  for (ComparedMetric metric : fired) {
+    alarm.metrics.push_back(ComparedMetricName(metric));
+    History& history = state.metrics[static_cast<int>(metric)];
+    const MetricScore& latest = history.scores.back();
+    double ratio = latest.threshold > 0 ? latest.score / latest.threshold : latest.score;
+    if (ratio > strongest) {
+      strongest = ratio;
+      alarm.score = latest.score;
+      alarm.threshold = latest.threshold;
+    }
+    for (const auto& components : history.components) {
+      for (const Feature& component : components) by_key[component.key] += component.value;
+    }
+    disk_io |= metric == ComparedMetric::kDread || metric == ComparedMetric::kDwrite;
+    network_io |= metric == ComparedMetric::kNsread || metric == ComparedMetric::kNcread;
+  }
+
+  std::vector<std::pair<uint32_t, double>> ranked(by_key.begin(), by_key.end());
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  double resource_weight[6] = {};
+  double classified = 0, total = 0;
+  for (size_t index = 0; index < ranked.size() && index < kTopFunctions; ++index) {
+    RootCauseFunction function;
+    function.key = ranked[index].first;
+    function.score = ranked[index].second;
+    function.name_hash = names_ ? names_->HashOfKey(function.key) : 0;
+    function.name = names_ ? names_->NameOfKey(function.key) : "";
+    function.resource = manifest_.Classify(function.name);
+    total += function.score;
+    if (function.resource != shm::Resource::kUnknown) {
+      resource_weight[static_cast<int>(function.resource)] += function.score;
+      classified += function.score;
+    }
+    alarm.top_functions.push_back(std::move(function));
+  }
+
+  // 1. The functions most affected, where the manifest knows them.
+  int best = 0;
+  for (int resource = 1; resource < 6; ++resource) {
+    if (resource_weight[resource] > resource_weight[best]) best = resource;
+  }
+  if (best != 0 && classified >= 0.3 * total && resource_weight[best] >= 0.5 * classified) {
+    alarm.resource = static_cast<shm::Resource>(best);
+    return alarm;
+  }
+  // 2. The I/O service times that fired.
+  if (disk_io != network_io) {
+    alarm.resource = disk_io ? shm::Resource::kDisk : shm::Resource::kNetwork;
+    return alarm;
+  }
+  // 3. The node-local invariants of the indicted server.
+  if (state.invariant_bits & kInvariantDisk) {
+    alarm.resource = shm::Resource::kDisk;
+  } else if (state.invariant_bits & kInvariantCpu) {
+    alarm.resource = shm::Resource::kCpu;
+  } else if (state.invariant_bits & kInvariantMemory) {
+    alarm.resource = shm::Resource::kMemory;
+  } else if (state.invariant_bits & kInvariantNetwork) {
+    // Seed 003: a network problem is confirmed by the peers' indicators.
+    size_t confirming = 0;
+    for (const PeerSummary* summary : summaries) {
+      if (summary->node != server && (summary->invariant_bits & kInvariantNetwork)) ++confirming;
+    }
+    if (2 * confirming >= summaries.size() - 1) alarm.resource = shm::Resource::kNetwork;
+  }
+  return alarm;
+}
+
+std::vector<Alarm> ClusterDiagnoser::CheckSilentPeers(uint64_t window, uint64_t now_unix_ms) {
+  std::vector<Alarm> alarms;
+  for (auto& [server, state] : servers_) {
+    if (state.silent_reported || state.windows_seen < 2 || server == reporter_) continue;
+    if (window < state.last_window + config_.peer_silence_windows) continue;
+    state.silent_reported = true;
+    Alarm alarm;
+    alarm.kind = AlarmKind::kSilent;
+    alarm.time_unix_ms = now_unix_ms;
+    alarm.window = window;
+    alarm.reporter = reporter_;
+    alarm.server = server;
+    alarm.metrics = {"silence"};
+    alarm.resource = shm::Resource::kProcess;
+    alarm.score = double(window - state.last_window);
+    alarm.threshold = config_.peer_silence_windows;
+    alarms.push_back(std::move(alarm));
+  }
+  return alarms;
+}
+
+}  // namespace limpwatch::analyzer

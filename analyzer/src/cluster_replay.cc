@@ -1,0 +1,69 @@
+#include "limpwatch/analyzer/cluster_replay.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "limpwatch/shm/name_hash.h"
+
+namespace limpwatch::analyzer {
+
+ReplayResult ReplayCluster(const AnalyzerConfig& config, const std::map<std::string, std::vector<TickRecord>>& ticks,
+                           const Thresholds& thresholds, const ResourceManifest& manifest, const NameBook& names,
+                           const SummaryTransform& transform, const std::function<void(size_t, size_t)>& progress) {
+  ReplayResult result;
+  // Every server's ticks, merged in time order.
+  struct Event {
+    uint64_t tick;
+    const std::string* server;
+    const TickRecord* record;
+  };
+  std::vector<Event> events;
+  for (const auto& [server, records] : ticks) {
+    for (const auto& record : records) events.push_back({record.tick, &server, &record});
+  }
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.tick < b.tick; });
+
+  std::map<std::string, std::unique_ptr<NodePipeline>> pipelines;
+  for (const auto& [server, records] : ticks) {
+    pipelines[server] = std::make_unique<NodePipeline>(config, shm::FunctionNameHash(server));
+  }
+  ClusterDiagnoser diagnoser(config, thresholds, manifest, &names, "offline");
+
+  // Online, the summaries of window w cross between servers within the tick
+  // that completes w, and every server learns its peers' features before it
+  // summarises w + 1. The replay does the same: after all servers' tick T,
+  // every window that ends at T is exchanged and analyzed.
+  std::map<uint64_t, std::vector<PeerSummary>> produced;
+  auto flush = [&](uint64_t window) {
+    auto found = produced.find(window);
+    if (found == produced.end()) return;
+    uint64_t window_end_ms = 0;
+    for (const PeerSummary& summary : found->second) {
+      for (auto& [server, pipeline] : pipelines) {
+        if (server != summary.node) pipeline->LearnFromPeer(summary);
+      }
+      diagnoser.Add(summary);
+      window_end_ms = std::max(window_end_ms, summary.window_end_unix_ms);
+    }
+    for (Alarm& alarm : diagnoser.Analyze(window, window_end_ms)) result.alarms.push_back(std::move(alarm));
+    result.summaries[window] = std::move(found->second);
+    produced.erase(found);
+  };
+
+  for (size_t index = 0; index < events.size();) {
+    uint64_t tick = events[index].tick;
+    for (; index < events.size() && events[index].tick == tick; ++index) {
+      const Event& event = events[index];
+      for (const PeerSummary& summary : pipelines[*event.server]->AddTick(*event.record)) {
+        produced[summary.window].push_back(transform ? transform(summary) : summary);
+      }
+    }
+    while (!produced.empty() && produced.begin()->first * config.shift_ticks <= tick + 1) flush(produced.begin()->first);
+    if (progress) progress(index, events.size());
+  }
+  while (!produced.empty()) flush(produced.begin()->first);
+  result.windows = diagnoser.results();
+  return result;
+}
+
+}  // namespace limpwatch::analyzer

@@ -1,0 +1,66 @@
+#include "limpwatch/analyzer/resource_manifest.h"
+
+#include <fnmatch.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace limpwatch::analyzer {
+
+const char* ResourceName(shm::Resource resource) {
+  switch (resource) {
+    case shm::Resource::kDisk: return "disk";
+    case shm::Resource::kNetwork: return "network";
+    case shm::Resource::kCpu: return "cpu";
+    case shm::Resource::kMemory: return "memory";
+    case shm::Resource::kProcess: return "process";
+    case shm::Resource::kUnknown: break;
+  }
+  return "unknown";
+}
+
+std::optional<shm::Resource> ParseResource(std::string_view name) {
+  if (name == "disk") return shm::Resource::kDisk;
+  if (name == "network") return shm::Resource::kNetwork;
+  if (name == "cpu") return shm::Resource::kCpu;
+  if (name == "memory") return shm::Resource::kMemory;
+  return std::nullopt;
+}
+
+void ResourceManifest::AddRule(const std::string& pattern, shm::Resource resource) {
+  rules_.push_back({pattern, resource});
+}
+
+bool ResourceManifest::Load(const std::string& path, std::vector<std::string>* problems) {
+  std::ifstream file(path);
+  if (!file) return false;
+  std::string line;
+  for (int number = 1; std::getline(file, line); ++number) {
+    size_t comment = line.find('#');
+    if (comment != std::string::npos) line.resize(comment);
+    std::istringstream fields(line);
+    std::string pattern, resource_name, extra;
+    if (!(fields >> pattern)) continue;
+    std::string where = path + ":" + std::to_string(number) + ": ";
+    if (!(fields >> resource_name) || (fields >> extra)) {
+      problems->push_back(where + "expected '<function or glob> <disk|network|cpu|memory>'");
+      continue;
+    }
+    auto resource = ParseResource(resource_name);
+    if (!resource) {
+      problems->push_back(where + "unknown resource '" + resource_name + "'");
+      continue;
+    }
+    AddRule(pattern, *resource);
+  }
+  return true;
+}
+
+shm::Resource ResourceManifest::Classify(const std::string& function) const {
+  for (const Rule& rule : rules_) {
+    if (fnmatch(rule.pattern.c_str(), function.c_str(), 0) == 0) return rule.resource;
+  }
+  return shm::Resource::kUnknown;
+}
+
+}  // namespace limpwatch::analyzer

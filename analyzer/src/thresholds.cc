@@ -1,0 +1,122 @@
+#include "limpwatch/analyzer/thresholds.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace limpwatch::analyzer {
+namespace {
+
+constexpr const char* kMetricNames[kComparedMetricCount] = {"samples", "count",  "time",  "dread",
+                                                            "dwrite",  "nsread", "ncread"};
+
+}  // namespace
+
+const char* ComparedMetricName(ComparedMetric metric) { return kMetricNames[static_cast<int>(metric)]; }
+
+std::optional<ComparedMetric> ParseComparedMetric(std::string_view name) {
+  for (int index = 0; index < kComparedMetricCount; ++index) {
+    if (name == kMetricNames[index]) return static_cast<ComparedMetric>(index);
+  }
+  return std::nullopt;
+}
+
+bool IsVectorMetric(ComparedMetric metric) {
+  return metric == ComparedMetric::kSamples || metric == ComparedMetric::kCount || metric == ComparedMetric::kTime;
+}
+
+double ThresholdResolution(ComparedMetric metric) { return IsVectorMetric(metric) ? 1.0 : 0.01; }
+
+double DefaultThresholdFloor(ComparedMetric metric) {
+  switch (metric) {
+    case ComparedMetric::kSamples: return 20;   // samples per window
+    case ComparedMetric::kCount: return 200;    // calls per window
+    case ComparedMetric::kTime: return 200;     // ms of self time per window
+    default: return 1.0;                        // ms per I/O call
+  }
+}
+
+void Thresholds::Set(const std::string& server, ComparedMetric metric, double threshold) {
+  values_[{server, metric}] = threshold;
+}
+
+std::optional<double> Thresholds::Get(const std::string& server, ComparedMetric metric) const {
+  auto found = values_.find({server, metric});
+  if (found == values_.end()) found = values_.find({"*", metric});
+  if (found == values_.end()) return std::nullopt;
+  return found->second;
+}
+
+bool Thresholds::Load(const std::string& path, std::vector<std::string>* problems) {
+  std::ifstream file(path);
+  if (!file) return false;
+  std::string line;
+  for (int number = 1; std::getline(file, line); ++number) {
+    size_t comment = line.find('#');
+    if (comment != std::string::npos) line.resize(comment);
+    std::istringstream fields(line);
+    std::string server, metric_name, value_text, extra;
+    if (!(fields >> server)) continue;  // blank
+    std::string where = path + ":" + std::to_string(number) + ": ";
+    if (!(fields >> metric_name >> value_text) || (fields >> extra)) {
+      problems->push_back(where + "expected '<server> <metric> <threshold>'");
+      continue;
+    }
+    auto metric = ParseComparedMetric(metric_name);
+    if (!metric) {
+      problems->push_back(where + "unknown metric '" + metric_name + "'");
+      continue;
+    }
+    char* end = nullptr;
+    double value = std::strtod(value_text.c_str(), &end);
+    if (end == value_text.c_str() || *end != '\0' || !std::isfinite(value) || value < 0) {
+      problems->push_back(where + "threshold '" + value_text + "' is not a non-negative number");
+      continue;
+    }
+    Set(server, *metric, value);
+  }
+  return true;
+}
+
+std::string Thresholds::Format() const {
+  std::ostringstream out;
+  out << "# limpwatch thresholds: <server> <metric> <threshold>\n";
+  for (const auto& [key, value] : values_) {
+    out << key.first << ' ' << ComparedMetricName(key.second) << ' ' << value << '\n';
+  }
+  return out.str();
+}
+
+bool Thresholds::Save(const std::string& path, std::string* error) const {
+  std::ofstream file(path, std::ios::trunc);
+  file << Format();
+  file.close();
+  if (!file) {
+    *error = "cannot write thresholds to '" + path + "'";
+    return false;
+  }
+  return true;
+}
+
+double TrainThreshold(const std::vector<double>& fault_free_scores, double resolution) {
+  if (fault_free_scores.empty()) return 0.0;
+  auto anomalies = [&](uint64_t units) {
+    double threshold = double(units) * resolution;
+    return std::count_if(fault_free_scores.begin(), fault_free_scores.end(),
+                         [threshold](double score) { return score > threshold; });
+  };
+  uint64_t low = 0, high = 1;
+  while (anomalies(high) > 0) high *= 2;  // an upper bound that removes every anomaly
+  while (low < high) {
+    uint64_t middle = low + (high - low) / 2;
+    if (anomalies(middle) > 0) {
+      low = middle + 1;
+    } else {
+      high = middle;
+    }
+  }
+  return 2.0 * double(low) * resolution;
+}
+
+}  // namespace limpwatch::analyzer

@@ -1,0 +1,117 @@
+#include "analyzer/synthetic_cluster.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "limpwatch/shm/name_hash.h"
+
+namespace limpwatch::testing {
+namespace {
+
+struct SyntheticFunction {
+  const char* name;
+  const char* resource;
+  double calls_per_s;
+  double self_ms_per_s;
+  double samples_per_s;
+  bool storage;
+  bool network_receive;
+};
+
+constexpr SyntheticFunction kFunctions[] = {
+    {"storage_pread_block", "disk", 200, 150, 4, true, false},
+    {"storage_pwrite_block", "disk", 150, 120, 4, true, false},
+    {"storage_fsync_object", "disk", 5, 40, 0, true, false},
+    {"meta_lookup_key", "disk", 300, 30, 6, false, false},
+    {"net_recv_message", "network", 800, 20, 30, false, true},
+    {"net_send_message", "network", 800, 25, 35, false, false},
+    {"net_poll_loop", "network", 1000, 300, 8, false, false},
+    {"tcp_recvmsg", "network", 0, 0, 40, false, true},
+    {"job_schedule_next", "cpu", 400, 5, 10, false, false},
+    {"flow_copy_buffer", "cpu", 400, 60, 60, false, false},
+    {"list_push", "cpu", 3000, 1, 1, false, false},
+    {"mutex_lock", "cpu", 5000, 2, 2, false, false},
+};
+
+}  // namespace
+
+std::string ServerName(int index) { return "server" + std::to_string(index); }
+
+std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const SyntheticCluster& cluster) {
+  std::map<std::string, std::vector<analyzer::TickRecord>> result;
+  std::mt19937_64 random(cluster.seed);
+  std::uniform_real_distribution<double> jitter(-cluster.noise, cluster.noise);
+  for (int t = 0; t < cluster.ticks; ++t) {
+    double load = 1.0 + 0.3 * std::sin(double(t) / 7.0) + 0.1 * std::sin(double(t) / 2.3);
+    for (int server = 0; server < cluster.servers; ++server) {
+      bool faulty = cluster.fault != SyntheticFault::kNone && server == cluster.faulty_server &&
+                    t >= cluster.fault_start && t < cluster.fault_end;
+      analyzer::TickRecord tick;
+      tick.node = ServerName(server);
+      tick.tick = cluster.first_tick + uint64_t(t);
+      tick.tick_ms = 1000;
+      tick.unix_ms = (tick.tick + 1) * 1000;
+      for (const SyntheticFunction& function : kFunctions) {
+        double calls = function.calls_per_s * load * (1 + jitter(random));
+        double self_ms = function.self_ms_per_s * load * (1 + jitter(random));
+        double samples = function.samples_per_s * load * (1 + jitter(random));
+        if (faulty && cluster.fault == SyntheticFault::kDiskTime && function.storage) {
+          self_ms *= 6.0;
+          calls *= 0.7;
+        }
+        if (faulty && cluster.fault == SyntheticFault::kNetworkCount && function.network_receive) {
+          calls *= 4.0;
+          samples *= 5.0;
+        }
+        analyzer::FunctionTick entry;
+        entry.name_hash = shm::FunctionNameHash(function.name);
+        entry.calls = uint64_t(std::max(0.0, calls));
+        entry.self_ms = std::max(0.0, self_ms);
+        entry.samples = uint64_t(std::max(0.0, samples));
+        if (entry.calls || entry.samples || entry.self_ms > 0) tick.functions.push_back(entry);
+      }
+      std::sort(tick.functions.begin(), tick.functions.end(),
+                [](const auto& a, const auto& b) { return a.name_hash < b.name_hash; });
+      double dread = 0.5 * (1 + jitter(random));
+      double dwrite = 0.8 * (1 + jitter(random));
+      if (faulty && cluster.fault == SyntheticFault::kDiskTime) {
+        dread *= 6;
+        dwrite *= 6;
+      }
+      tick.io.dread_ms = dread;
+      tick.io.dwrite_ms = dwrite;
+      tick.io.file_reads = 200;
+      tick.io.file_writes = 150;
+      tick.io.nsread_ms = 0.05 * (1 + jitter(random));
+      tick.io.socket_reads = 800;
+      tick.io.request_bytes = 50e6 * load * (1 + jitter(random));
+      result[tick.node].push_back(tick);
+    }
+  }
+  return result;
+}
+
+analyzer::NameBook SyntheticNames() {
+  analyzer::NameBook names;
+  for (const SyntheticFunction& function : kFunctions) names.Add(shm::FunctionNameHash(function.name), function.name);
+  return names;
+}
+
+analyzer::ResourceManifest SyntheticManifest() {
+  analyzer::ResourceManifest manifest;
+  for (const SyntheticFunction& function : kFunctions) {
+    manifest.AddRule(function.name, *analyzer::ParseResource(function.resource));
+  }
+  return manifest;
+}
+
+std::vector<std::string> StorageFunctionNames() {
+  std::vector<std::string> names;
+  for (const SyntheticFunction& function : kFunctions) {
+    if (function.storage) names.push_back(function.name);
+  }
+  return names;
+}
+
+}  // namespace limpwatch::testing

@@ -1,0 +1,50 @@
+// Synthetic tick streams of a cluster of servers with known behaviour, for
+// testing the analyzer: every server sees the same fluctuating load with its
+// own noise, and one server can be given a fault from a chosen tick.
+#ifndef LIMPWATCH_TESTS_ANALYZER_SYNTHETIC_CLUSTER_H_
+#define LIMPWATCH_TESTS_ANALYZER_SYNTHETIC_CLUSTER_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "limpwatch/analyzer/name_book.h"
+#include "limpwatch/analyzer/resource_manifest.h"
+#include "limpwatch/analyzer/tick_record.h"
+
+namespace limpwatch::testing {
+
+enum class SyntheticFault {
+  kNone,
+  kDiskTime,      // storage calls take 6x longer, fewer complete
+  kNetworkCount,  // receive calls return less data: many more of them, more kernel samples
+};
+
+struct SyntheticCluster {
+  int servers = 10;
+  uint64_t first_tick = 1'700'000'000;  // a unix second
+  int ticks = 200;
+  uint32_t seed = 1;
+  double noise = 0.10;  // relative, per server, function and tick
+  SyntheticFault fault = SyntheticFault::kNone;
+  int faulty_server = 3;
+  int fault_start = 100;  // tick offset
+  int fault_end = 1 << 30;
+};
+
+std::string ServerName(int index);
+
+// server name -> its ticks, in order.
+std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const SyntheticCluster& cluster);
+
+// The names of the synthetic functions, and a manifest naming their resources.
+analyzer::NameBook SyntheticNames();
+analyzer::ResourceManifest SyntheticManifest();
+
+// Names of the storage functions (the root cause of kDiskTime).
+std::vector<std::string> StorageFunctionNames();
+
+}  // namespace limpwatch::testing
+
+#endif  // LIMPWATCH_TESTS_ANALYZER_SYNTHETIC_CLUSTER_H_

@@ -1,0 +1,281 @@
+// The analyzer on synthetic interval streams: windows, distances, invariants,
+// peer comparison, k-of-(2k-1) filtering, training, root cause and resource.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+
+#include "analyzer/synthetic_cluster.h"
+#include "limpwatch/analyzer/cluster_replay.h"
+#include "limpwatch/analyzer/distance.h"
+#include "limpwatch/analyzer/invariants.h"
+#include "limpwatch/analyzer/statistics.h"
+#include "limpwatch/analyzer/thresholds.h"
+#include "limpwatch/analyzer/window.h"
+#include "limpwatch/shm/name_hash.h"
+
+namespace limpwatch::analyzer {
+namespace {
+
+using testing::GenerateCluster;
+using testing::ServerName;
+using testing::SyntheticCluster;
+using testing::SyntheticFault;
+
+ReplayResult Replay(const SyntheticCluster& cluster, const AnalyzerConfig& config = {},
+                    const Thresholds& thresholds = {}) {
+  return ReplayCluster(config, GenerateCluster(cluster), thresholds, testing::SyntheticManifest(),
+                       testing::SyntheticNames(), nullptr);
+}
+
+TEST(StatisticsTest, MedianAndCorrelation) {
+  EXPECT_EQ(Median({}), 0.0);
+  EXPECT_EQ(Median({3, 1, 2}), 2.0);
+  EXPECT_EQ(Median({4, 1, 3, 2}), 2.5);
+  EXPECT_NEAR(*Correlation({1, 2, 3, 4}, {2, 4, 6, 8}), 1.0, 1e-12);
+  EXPECT_NEAR(*Correlation({1, 2, 3, 4}, {8, 6, 4, 2}), -1.0, 1e-12);
+  EXPECT_FALSE(Correlation({1, 1, 1, 1}, {1, 2, 3, 4}));
+}
+
+TEST(DistanceTest, KindsOnCommonKeysOnly) {
+  std::vector<Feature> p{{1, 4}, {2, 0}, {5, 9}};
+  std::vector<Feature> q{{1, 1}, {2, 2}, {7, 100}};  // key 7 unknown to p, key 5 to q: ignored
+  EXPECT_DOUBLE_EQ(Distance(p, q, DistanceKind::kManhattan), 3 + 2);
+  EXPECT_DOUBLE_EQ(Distance(p, q, DistanceKind::kRelative), 3.0 / 4 + 2.0 / 2);
+  EXPECT_DOUBLE_EQ(Distance(p, q, DistanceKind::kScaled), 9.0 / 4 + 4.0 / 2);
+  EXPECT_NEAR(Distance(p, p, DistanceKind::kSymmetricKl), 0.0, 1e-12);
+  EXPECT_GT(Distance(p, q, DistanceKind::kSymmetricKl), 0.0);
+  FeatureWeights weights;
+  weights.weights = {{1, 0.5f}};
+  EXPECT_DOUBLE_EQ(Distance(p, q, DistanceKind::kManhattan, &weights), 1.5 + 2);
+}
+
+TEST(WindowTest, WindowsAreAlignedToTheTickNumberAndShift) {
+  WindowBuilder builder(4, 2);
+  std::vector<uint64_t> completed;
+  for (uint64_t tick = 100; tick < 110; ++tick) {
+    TickRecord record;
+    record.node = "a";
+    record.tick = tick;
+    record.functions = {{42, 1, 2.0, 3}};
+    for (const Window& window : builder.Add(record)) {
+      completed.push_back(window.index);
+      EXPECT_EQ(window.last_tick + 1, window.index * 2);
+      EXPECT_EQ(window.functions.at(42).calls, window.ticks_present);
+      if (window.first_tick >= 100) {
+        EXPECT_EQ(window.ticks_present, 4u);
+      }
+    }
+  }
+  EXPECT_EQ(completed, (std::vector<uint64_t>{51, 52, 53, 54, 55}));
+}
+
+TEST(InvariantsTest, CorrelatedSeriesHoldAntiCorrelatedBreak) {
+  auto tick = [](double request, double interrupts, double pages, double iosize, double svctm) {
+    TickRecord record;
+    record.tick_ms = 1000;
+    record.io.request_bytes = request;
+    record.node_stats.valid = true;
+    record.node_stats.interrupts = interrupts;
+    record.node_stats.pages_allocated = pages;
+    record.node_stats.disk_requests = 10;
+    record.node_stats.disk_iosize_kb = iosize;
+    record.node_stats.disk_svctm_ms = svctm;
+    return record;
+  };
+  std::vector<TickRecord> healthy{tick(100, 10, 50, 64, 1), tick(200, 20, 90, 128, 2), tick(150, 15, 70, 96, 1.5),
+                                  tick(300, 31, 140, 256, 4)};
+  InvariantPeriod period = EvaluatePeriod(healthy, 200.0, 0.5);
+  EXPECT_TRUE(period.cpu_holds && period.memory_holds && period.disk_holds);
+  EXPECT_FALSE(period.request_dropped);  // 200 -> 187.5
+
+  // CPU-starved: more requests, fewer interrupts; the disk gets slower on smaller requests.
+  std::vector<TickRecord> starved{tick(100, 40, 50, 256, 1), tick(60, 60, 30, 128, 2), tick(80, 50, 40, 64, 4),
+                                  tick(40, 70, 20, 32, 8)};
+  period = EvaluatePeriod(starved, 400.0, 0.5);
+  EXPECT_TRUE(period.request_dropped);  // (400 - 70) / 70 >= 0.5
+  EXPECT_FALSE(period.cpu_holds);
+  EXPECT_TRUE(period.memory_holds);
+  EXPECT_FALSE(period.disk_holds);
+  EXPECT_TRUE(period.Anomalous());
+  EXPECT_TRUE(period.Bits() & kInvariantCpu);
+  EXPECT_TRUE(period.Bits() & kInvariantDisk);
+  EXPECT_FALSE(period.Bits() & kInvariantNetwork);
+}
+
+TEST(InvariantsTest, CheckerCompletesAlignedPeriods) {
+  InvariantChecker checker(4, 0.5);
+  int periods = 0;
+  for (uint64_t t = 1000; t < 1012; ++t) {
+    TickRecord record;
+    record.tick = t;
+    record.io.request_bytes = t < 1008 ? 1000 : 100;  // a drop in the third period
+    auto period = checker.Add(record);
+    if (period) {
+      ++periods;
+      EXPECT_EQ(period->request_dropped, t == 1011);
+    }
+  }
+  EXPECT_EQ(periods, 3);
+  EXPECT_TRUE(checker.LatestBits() & kInvariantRequestRate);
+  EXPECT_TRUE(checker.LatestBits() & kInvariantNetwork);  // no invariant to blame: the network is suspected
+}
+
+TEST(PeerComparisonTest, FaultFreeClusterOfTenRaisesNoAlarmOverAThousandWindows) {
+  SyntheticCluster cluster;
+  cluster.servers = 10;
+  cluster.ticks = 1003;
+  ReplayResult result = Replay(cluster);
+  EXPECT_GE(result.windows.size(), 1000u);
+  EXPECT_TRUE(result.alarms.empty()) << AlarmToLogLine(result.alarms.front());
+}
+
+TEST(PeerComparisonTest, DiskTimeAnomalyIsIndictedWithinKWindowsWithItsFunctionsAndResource) {
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kDiskTime;
+  cluster.faulty_server = 3;
+  cluster.fault_start = 100;
+  AnalyzerConfig config;
+  ReplayResult result = Replay(cluster, config);
+  ASSERT_FALSE(result.alarms.empty());
+  const Alarm& first = result.alarms.front();
+  EXPECT_EQ(first.server, ServerName(3));
+  for (const Alarm& alarm : result.alarms) EXPECT_EQ(alarm.server, ServerName(3)) << AlarmToLogLine(alarm);
+  EXPECT_EQ(first.resource, shm::Resource::kDisk);
+  // The first window holding a faulty tick ends at the fault's tick; k windows later at most.
+  uint64_t fault_tick = cluster.first_tick + cluster.fault_start;
+  uint64_t first_faulty_window = (fault_tick + 1) / config.shift_ticks;
+  EXPECT_LE(first.window, first_faulty_window + config.k - 1);
+  EXPECT_GE(first.window, first_faulty_window);
+  std::vector<std::string> storage_names = testing::StorageFunctionNames();
+  std::set<std::string> storage(storage_names.begin(), storage_names.end());
+  ASSERT_GE(first.top_functions.size(), 2u);
+  EXPECT_TRUE(storage.count(first.top_functions[0].name)) << first.top_functions[0].name;
+  EXPECT_TRUE(storage.count(first.top_functions[1].name)) << first.top_functions[1].name;
+  EXPECT_TRUE(std::find(first.metrics.begin(), first.metrics.end(), "time") != first.metrics.end() ||
+              std::find(first.metrics.begin(), first.metrics.end(), "dread") != first.metrics.end());
+}
+
+TEST(PeerComparisonTest, NetworkReceiveAnomalyIsIndictedOnNetwork) {
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kNetworkCount;
+  cluster.faulty_server = 7;
+  ReplayResult result = Replay(cluster);
+  ASSERT_FALSE(result.alarms.empty());
+  EXPECT_EQ(result.alarms.front().server, ServerName(7));
+  EXPECT_EQ(result.alarms.front().resource, shm::Resource::kNetwork);
+}
+
+TEST(PeerComparisonTest, KOfTwoKMinusOneFiltersAShortBlip) {
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kDiskTime;
+  cluster.fault_start = 100;
+  cluster.fault_end = 101;  // one faulty tick
+  AnalyzerConfig config;
+  config.window_ticks = 1;  // one window holds the blip
+  config.shift_ticks = 1;
+  config.k = 2;
+  EXPECT_TRUE(Replay(cluster, config).alarms.empty());
+  cluster.fault_end = 102;  // two faulty windows of three: k = 2 indicts
+  ReplayResult result = Replay(cluster, config);
+  ASSERT_EQ(result.alarms.size(), 1u);
+  EXPECT_EQ(result.alarms.front().server, ServerName(3));
+}
+
+TEST(TrainingTest, ReproducesTheSeedRule) {
+  EXPECT_EQ(TrainThreshold({3.2, 7.9, 5.0}, 1.0), 16.0);  // smallest integer removing all: 8, doubled
+  EXPECT_EQ(TrainThreshold({7.0}, 1.0), 14.0);            // 7 itself removes the anomaly (score > t)
+  EXPECT_DOUBLE_EQ(TrainThreshold({0.123}, 0.01), 0.26);
+  EXPECT_EQ(TrainThreshold({}, 1.0), 0.0);
+}
+
+TEST(TrainingTest, TrainedThresholdsKeepFaultFreeRunsQuietAndStillIndict) {
+  SyntheticCluster training;
+  training.seed = 11;
+  training.ticks = 300;
+  ReplayResult fault_free = Replay(training);
+  std::map<std::pair<std::string, ComparedMetric>, std::vector<double>> scores;
+  for (const WindowResult& window : fault_free.windows) {
+    for (const MetricScore& score : window.scores) scores[{score.server, score.metric}].push_back(score.score);
+  }
+  Thresholds thresholds;
+  for (const auto& [key, values] : scores) {
+    thresholds.Set(key.first, key.second, TrainThreshold(values, ThresholdResolution(key.second)));
+  }
+  SyntheticCluster quiet = training;
+  quiet.seed = 12;  // another fault-free run
+  EXPECT_TRUE(Replay(quiet, {}, thresholds).alarms.empty());
+  SyntheticCluster faulty = quiet;
+  faulty.fault = SyntheticFault::kDiskTime;
+  ReplayResult result = Replay(faulty, {}, thresholds);
+  ASSERT_FALSE(result.alarms.empty());
+  EXPECT_EQ(result.alarms.front().server, ServerName(3));
+  EXPECT_TRUE(result.windows.back().scores.front().trained);
+}
+
+TEST(ThresholdsTest, FileRoundTripAndBadLinesAreNamed) {
+  Thresholds thresholds;
+  thresholds.Set("server1", ComparedMetric::kTime, 12.5);
+  thresholds.Set("*", ComparedMetric::kDread, 0.3);
+  std::string path = ::testing::TempDir() + "/thresholds-" + std::to_string(getpid());
+  std::string error;
+  ASSERT_TRUE(thresholds.Save(path, &error)) << error;
+  {
+    std::ofstream append(path, std::ios::app);
+    append << "server2 speed 3\nserver3 time -1\nserver4 count\n";
+  }
+  Thresholds loaded;
+  std::vector<std::string> problems;
+  ASSERT_TRUE(loaded.Load(path, &problems));
+  EXPECT_EQ(loaded.Get("server1", ComparedMetric::kTime), 12.5);
+  EXPECT_EQ(loaded.Get("server9", ComparedMetric::kDread), 0.3);  // the '*' line
+  EXPECT_FALSE(loaded.Get("server9", ComparedMetric::kTime));
+  ASSERT_EQ(problems.size(), 3u);
+  EXPECT_NE(problems[0].find(":4: unknown metric 'speed'"), std::string::npos) << problems[0];
+  EXPECT_NE(problems[1].find(":5:"), std::string::npos);
+  EXPECT_NE(problems[2].find(":6:"), std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST(PeerComparisonTest, SilentPeerRaisesItsOwnAlarm) {
+  SyntheticCluster cluster;
+  cluster.servers = 4;
+  cluster.ticks = 60;
+  auto ticks = GenerateCluster(cluster);
+  auto& dying = ticks[ServerName(2)];
+  dying.resize(30);  // crashed at tick 30
+  ReplayResult result = ReplayCluster({}, ticks, {}, testing::SyntheticManifest(), testing::SyntheticNames(), nullptr);
+  int silent = 0;
+  for (const Alarm& alarm : result.alarms) {
+    if (alarm.kind != AlarmKind::kSilent) continue;
+    ++silent;
+    EXPECT_EQ(alarm.server, ServerName(2));
+    EXPECT_EQ(alarm.resource, shm::Resource::kProcess);
+  }
+  EXPECT_EQ(silent, 1);
+}
+
+TEST(SummaryTest, FeatureSetIsSharedAndFitsTheBudget) {
+  SyntheticCluster cluster;
+  cluster.ticks = 30;
+  ReplayResult result = Replay(cluster);
+  ASSERT_FALSE(result.summaries.empty());
+  const auto& last = result.summaries.rbegin()->second;
+  ASSERT_EQ(last.size(), 10u);
+  for (const PeerSummary& summary : last) {
+    EXPECT_LE(summary.FeatureCount(), 200u);
+    for (size_t metric = 0; metric < summary.metrics.size(); ++metric) {
+      EXPECT_EQ(summary.metrics[metric].features.size(), last.front().metrics[metric].features.size());
+    }
+  }
+  // Tiny, frequent helpers (list_push, mutex_lock) carry no diagnostic weight and are left out.
+  uint32_t mutex_key = FoldNameHash(shm::FunctionNameHash("mutex_lock"));
+  for (const auto& metric : last.front().metrics) {
+    for (const Feature& feature : metric.features) EXPECT_NE(feature.key, mutex_key);
+  }
+}
+
+}  // namespace
+}  // namespace limpwatch::analyzer

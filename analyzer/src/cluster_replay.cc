@@ -37,14 +37,14 @@ ReplayResult ReplayCluster(const AnalyzerConfig& config, const std::map<std::str
   auto flush = [&](uint64_t window) {
     auto found = produced.find(window);
     if (found == produced.end()) return;
-    uint64_t window_end_ms = 0;
     for (const PeerSummary& summary : found->second) {
       for (auto& [server, pipeline] : pipelines) {
         if (server != summary.node) pipeline->LearnFromPeer(summary);
       }
       diagnoser.Add(summary);
-      window_end_ms = std::max(window_end_ms, summary.window_end_unix_ms);
     }
+    // The window's nominal end, as the online analyzer computes it.
+    uint64_t window_end_ms = window * config.shift_ticks * uint64_t(config.tick_ms);
     for (Alarm& alarm : diagnoser.Analyze(window, window_end_ms)) result.alarms.push_back(std::move(alarm));
     result.summaries[window] = std::move(found->second);
     produced.erase(found);

@@ -76,6 +76,15 @@ void ReadNodeMetrics(const NodeMetricsRecord& record, NodeMetricsValues* out) {
     values.disk_write_ms = record.disk_write_ms.load(std::memory_order_relaxed);
     values.disk_io_ms = record.disk_io_ms.load(std::memory_order_relaxed);
     values.disk_weighted_io_ms = record.disk_weighted_io_ms.load(std::memory_order_relaxed);
+    values.disk_state = static_cast<DiskState>(record.disk_state.load(std::memory_order_relaxed));
+    values.disk_major = record.disk_major.load(std::memory_order_relaxed);
+    values.disk_minor = record.disk_minor.load(std::memory_order_relaxed);
+    char name[sizeof record.disk_name + 1] = {};
+    for (size_t word = 0; word < std::size(record.disk_name); ++word) {
+      uint64_t bytes = record.disk_name[word].load(std::memory_order_relaxed);
+      for (size_t byte = 0; byte < 8; ++byte) name[word * 8 + byte] = static_cast<char>(bytes >> (8 * byte));
+    }
+    values.disk_name.assign(name, strnlen(name, sizeof name - 1));
     std::atomic_thread_fence(std::memory_order_acquire);
     if (record.sequence.load(std::memory_order_relaxed) == before) {
       *out = values;
@@ -92,6 +101,8 @@ void ReadSamples(const SegmentView& view, SampleSnapshot* out) {
   out->samples_total = table.samples_total.load(std::memory_order_relaxed);
   out->samples_lost = table.samples_lost.load(std::memory_order_relaxed);
   out->samples_unknown = table.samples_unknown.load(std::memory_order_relaxed);
+  out->node_samples_total = table.node_samples_total.load(std::memory_order_relaxed);
+  out->node_samples_idle = table.node_samples_idle.load(std::memory_order_relaxed);
   for (uint32_t index = 0; index < view.sample_capacity(); ++index) {
     const SampledFunction& entry = view.sampled_functions()[index];
     uint64_t hash = entry.name_hash.load(std::memory_order_acquire);
@@ -191,6 +202,15 @@ void AddIoBlock(const IoBlock& block, IoSnapshot* into) {
     if (!merged) into->errnos.push_back(record);
   }
   into->errno_overflow += block.errno_overflow.load(std::memory_order_relaxed);
+  into->untimed_calls += block.untimed_calls.load(std::memory_order_relaxed);
+  for (uint32_t role = 0; role < kSocketRoleCount; ++role) {
+    const IoCounters& from = block.socket_reads[role];
+    IoValues& to = into->socket_reads[role];
+    to.calls += from.calls.load(std::memory_order_relaxed);
+    to.bytes += from.bytes.load(std::memory_order_relaxed);
+    to.ticks += from.ticks.load(std::memory_order_relaxed);
+    to.errors += from.errors.load(std::memory_order_relaxed);
+  }
 }
 
 uint64_t ReadTicks(ClockSource source) {
@@ -201,10 +221,13 @@ uint64_t ReadTicks(ClockSource source) {
 }
 
 void TakeSnapshot(const SegmentReader& reader, Snapshot* out) {
-  const SegmentView& view = reader.view();
-  const SegmentHeader& header = reader.header();
+  TakeSnapshot(reader.view(), reader.object_name(), out);
+}
+
+void TakeSnapshot(const SegmentView& view, const std::string& object_name, Snapshot* out) {
+  const SegmentHeader& header = *view.header();
   *out = Snapshot{};
-  out->object_name = reader.object_name();
+  out->object_name = object_name;
   out->name = header.name;
   out->program = header.program;
   out->pid = header.owner_pid;

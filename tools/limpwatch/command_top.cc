@@ -15,6 +15,7 @@
 #include "limpwatch/shm/segment.h"
 #include "limpwatch/shm/snapshot.h"
 #include "output.h"
+#include "sample_profile.h"
 #include "stop_signals.h"
 #include "top_frame.h"
 #include "usage.h"
@@ -34,6 +35,7 @@ constexpr OptionSpec kTopOptions[] = {
     {"--iterations", "-n", true},
     {"--sort", "-s", true},
     {"--limit", "-l", true},
+    {"--samples", "", false},
     {"--help", "-h", false},
 };
 
@@ -41,6 +43,7 @@ struct TopSettings {
   std::string segment;
   double delay_seconds = 1.0;
   uint64_t iterations = 0;  // 0: until stopped
+  bool samples = false;     // the CPU-sample profile instead of the call table
   TopFrameOptions frame;
 };
 
@@ -72,6 +75,7 @@ int ParseSettings(const ParsedArgs& parsed, TopSettings* settings) {
     }
     settings->frame.limit = static_cast<size_t>(limit);
   }
+  settings->samples = parsed.Has("--samples");
   return kExitOk;
 }
 
@@ -101,6 +105,21 @@ void FitToTerminal(TopFrameOptions* frame) {
     frame->max_lines = size.ws_row;
     frame->max_width = size.ws_col;
   }
+}
+
+// The sample profile of one interval, under the same first line as the call table.
+std::string RenderSampleTopFrame(const shm::Snapshot& before, const shm::Snapshot& after,
+                                 const analyzer::IntervalRecord& interval, const TopFrameOptions& options) {
+  std::string out = "segment " + Printable(after.object_name) + "  program " + Printable(after.program) + "  pid " +
+                    std::to_string(after.pid) + "  " + shm::LivenessName(after.liveness) + "  interval " +
+                    FormatFixed(interval.seconds, 3) + " s\n";
+  size_t limit = options.limit;
+  if (options.max_lines != 0) {
+    // Room for the header, settings and note lines, and both tables' titles.
+    size_t budget = options.max_lines > 12 ? options.max_lines - 12 : 1;
+    limit = limit == 0 ? budget : std::min(limit, budget);
+  }
+  return out + RenderSampleProfileText(BuildSampleProfile(before, after), limit);
 }
 
 std::string OwnerGoneLine(const shm::Snapshot& snapshot) {
@@ -146,7 +165,8 @@ int RunTop(const std::vector<std::string>& args) {
 
     TopFrameOptions frame_options = settings.frame;
     if (terminal) FitToTerminal(&frame_options);
-    std::string text = RenderTopFrame(*before, *after, interval, frame_options);
+    std::string text = settings.samples ? RenderSampleTopFrame(*before, *after, interval, frame_options)
+                                        : RenderTopFrame(*before, *after, interval, frame_options);
     if (terminal) {
       text.insert(0, kClearScreen);
     } else if (frame > 0) {

@@ -17,6 +17,10 @@ int RunList(const std::vector<std::string>& args);
 int RunTop(const std::vector<std::string>& args);
 int RunDump(const std::vector<std::string>& args);
 int RunClean(const std::vector<std::string>& args);
+int RunAlarms(const std::vector<std::string>& args);
+int RunAnalyze(const std::vector<std::string>& args);
+int RunTrain(const std::vector<std::string>& args);
+int RunDiagnose(const std::vector<std::string>& args);
 
 }  // namespace limpwatch::cli
 

@@ -8,6 +8,7 @@
 #include "dump.h"
 #include "format.h"
 #include "json_writer.h"
+#include "sample_profile.h"
 
 namespace limpwatch::cli {
 namespace {
@@ -132,6 +133,8 @@ std::string RenderDumpJson(const DumpData& dump) {
   WriteFunctions(&json, dump.snapshot);
   WriteThreads(&json, dump.snapshot);
   WriteCounters(&json, dump.snapshot);
+  json.Key("samples");
+  WriteSampleProfileJson(&json, BuildSampleProfile(dump.snapshot));
   json.EndObject();
   return json.str();
 }

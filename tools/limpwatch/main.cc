@@ -31,6 +31,10 @@ constexpr Command kCommands[] = {
     {"top", RunTop},
     {"dump", RunDump},
     {"clean", RunClean},
+    {"alarms", RunAlarms},
+    {"analyze", RunAnalyze},
+    {"train", RunTrain},
+    {"diagnose", RunDiagnose},
 };
 
 int RunHelp(const std::vector<std::string>& args) {
@@ -50,7 +54,7 @@ int RunVersion() {
 }
 
 int Main(const std::vector<std::string>& words) {
-  if (words.empty()) return Fail(kExitUsage, "no command given: try list, top, dump, clean or help");
+  if (words.empty()) return Fail(kExitUsage, "no command given: try list, top, dump, alarms, analyze, train, diagnose, clean or help");
   const std::string& command = words[0];
   std::vector<std::string> args(words.begin() + 1, words.end());
   if (command == "help" || command == "--help" || command == "-h") return RunHelp(args);

@@ -26,6 +26,11 @@ int Fail(int exit_code, std::string_view message) {
   return exit_code;
 }
 
+void Warn(std::string_view message) {
+  std::string line = "limpwatch: warning: " + Printable(message) + "\n";
+  std::fputs(line.c_str(), stderr);
+}
+
 bool WriteOut(std::string_view text) {
   if (write_errno != 0) return false;
   if (text.empty()) return true;

@@ -13,6 +13,10 @@ namespace limpwatch::cli {
 // Prints "limpwatch: <message>" as one line on stderr and returns exit_code.
 int Fail(int exit_code, std::string_view message);
 
+// Prints "limpwatch: warning: <message>" as one line on stderr; the
+// command goes on (a skipped CSV row, a record with a bad CRC).
+void Warn(std::string_view message);
+
 // Writes to stdout (buffered). Returns false once stdout has failed.
 bool WriteOut(std::string_view text);
 

@@ -19,19 +19,23 @@ constexpr CommandText kCommands[] = {
      "  One line per segment in /dev/shm: OBJECT, NAME, PID, PROGRAM, STATE, SIZE, CREATED.\n"
      "  STATE is live, exited, stale, creating, or 'invalid: <reason>'.\n"
      "    --json            one JSON object {\"segments\": [...]}\n"},
-    {"top", "limpwatch top NAME [-d SECONDS] [-n ITERATIONS] [--sort self|total|calls] [--limit N]",
+    {"top", "limpwatch top NAME [-d SECONDS] [-n ITERATIONS] [--sort self|total|calls] [--limit N] [--samples]",
      "  Every SECONDS, the functions most active since the previous refresh.\n"
      "  NAME is a segment object name, a pid, or a LIMPWATCH_NAME.\n"
      "    -d, --delay SECONDS       refresh interval (default 1, at least 0.01)\n"
      "    -n, --iterations N        stop after N refreshes (default: until Ctrl-C or the owner exits)\n"
      "    -s, --sort self|total|calls   order rows by self time (default), total time or calls\n"
      "    -l, --limit N             show at most N functions (default 25, 0 for all)\n"
+     "    --samples                 the CPU-sample profile instead: APPLICATION, IMAGE, FUNCTION,\n"
+     "                              SAMPLES, % of the interval's samples, KERNEL UNDER (kernel\n"
+     "                              samples under this user function), the sampler's source,\n"
+     "                              rate and losses, and the node's kernel profile if recorded\n"
      "  SELF % is the function's share of all self time recorded in the interval.\n"
      "  On a terminal the screen is redrawn; otherwise refreshes follow each other,\n"
      "  separated by a blank line.\n"},
     {"dump", "limpwatch dump NAME [--json]",
      "  One consistent snapshot of a segment: header, every function, every live thread\n"
-     "  with its open frames, process counters and diagnostics.\n"
+     "  with its open frames, process counters and diagnostics, and the CPU-sample profile.\n"
      "    --json            one JSON object instead of tables\n"},
     {"clean", "limpwatch clean [--dry-run] [--exited] [NAME...]",
      "  Removes stale segments (owner dead) and invalid ones whose owner pid is gone.\n"
@@ -39,6 +43,28 @@ constexpr CommandText kCommands[] = {
      "  only matching segments are considered.\n"
      "    --exited          also remove segments kept after a normal exit (LIMPWATCH_KEEP)\n"
      "    --dry-run         print what would be removed, remove nothing\n"},
+    {"alarms", "limpwatch alarms NAME [--follow] [--json]",
+     "  The alarms in a segment's ring (raised by its in-process analyzer).\n"
+     "    -f, --follow      keep printing new alarms until Ctrl-C or the owner exits\n"
+     "    --json            one JSON object per line\n"},
+    {"analyze", "limpwatch analyze NAME [-n TICKS]",
+     "  Runs the analyzer of a server in this process, on its live segment, with the\n"
+     "  peers of LIMPWATCH_PEERS / LIMPWATCH_PVFS_CONFIG; alarms go to stdout (and\n"
+     "  LIMPWATCH_ALARMS). The LIMPWATCH_ANALYZE_* settings apply.\n"
+     "    -n, --ticks N     stop after N ticks (default: until Ctrl-C or the owner exits)\n"},
+    {"train", "limpwatch train FILES... -o THRESHOLDS",
+     "  Per-server, per-metric thresholds from fault-free recordings (LIMPWATCH_RECORD\n"
+     "  files of any number of servers and runs, or CSV): the smallest threshold that\n"
+     "  removes every anomaly, found by binary search, doubled.\n"
+     "    -o, --output FILE   where to write the thresholds\n"},
+    {"diagnose", "limpwatch diagnose FILES... [-t THRESHOLDS] [-m MANIFEST] [--json] [--windows]",
+     "  Replays recordings of several servers through the online analysis and prints\n"
+     "  its alarms. A FILE ending in .csv holds per-peer time series:\n"
+     "  'timestamp,peer,<metric>,...' (unix seconds or ms), one row per peer and second.\n"
+     "    -t, --thresholds FILE   trained thresholds (default: the documented default rule)\n"
+     "    -m, --manifest FILE     function-to-resource manifest\n"
+     "    --json                  alarms as JSON lines\n"
+     "    --windows               one line per window with the servers it indicts\n"},
     {"help", "limpwatch help [COMMAND]", "  This text, or the help of one command.\n"},
     {"version", "limpwatch version", "  The version of this tool.\n"},
 };

@@ -65,7 +65,8 @@ namespace limpwatch::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x544e454d47455357ull;  // "WSEGMENT" little-endian
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 0;
+inline constexpr uint16_t kVersionMinor = 2;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
+                                              // 2: IoBlock socket_reads + untimed_calls, NodeMetricsRecord disk_*
 inline constexpr uint16_t kEndianMark = 0x0102;
 inline constexpr uint32_t kHeaderSize = 4096;
 
@@ -212,11 +213,24 @@ struct ErrnoCount {
   std::atomic<uint64_t> count;
 };
 
+// Who opened a socket's connection, for seed 001's nsread and ncread: a server
+// reads requests on sockets it accept()ed, a client reads responses on sockets
+// it connect()ed. Reads on those sockets are counted a second time in
+// IoBlock::socket_reads[role]; sockets of neither origin (socketpair, an
+// unconnected UDP socket) count in neither.
+enum class SocketRole : uint32_t {
+  kAccepted = 0,
+  kConnected = 1,
+};
+inline constexpr uint32_t kSocketRoleCount = 2;
+
 struct IoBlock {
   IoCounters counters[kFdKindCount][kIoOperationCount];
   ErrnoCount errnos[kErrnoSlots];
   std::atomic<uint64_t> errno_overflow;
-  std::atomic<uint64_t> reserved[3];
+  std::atomic<uint64_t> untimed_calls;  // counted, but their service time could not be measured (ticks 0)
+  std::atomic<uint64_t> reserved[2];
+  IoCounters socket_reads[kSocketRoleCount];  // reads again, by SocketRole (since 1.2)
 };
 
 struct ThreadSlotHeader {
@@ -238,7 +252,11 @@ struct RetiredTotalsHeader {
 };
 
 // Node-wide samples of /proc, written by the analyzer side once per tick under
-// a sequence lock (odd = being written). Filled by the node-metrics code.
+// a sequence lock (odd = being written). Filled by the node-metrics code
+// (analyzer/node_metrics.h): interrupts and context_switches from /proc/stat,
+// pages_allocated the sum of /proc/vmstat pgalloc_*, heap_bytes what malloc
+// holds from the system (arena + mmapped blocks), process_cpu_ns this
+// process's CPU time, disk_* the /proc/diskstats line of the storage device.
 struct NodeMetricsRecord {
   std::atomic<uint64_t> sequence;
   std::atomic<uint64_t> timestamp_ns;  // CLOCK_REALTIME of the sample
@@ -255,7 +273,23 @@ struct NodeMetricsRecord {
   std::atomic<uint64_t> disk_write_ms;
   std::atomic<uint64_t> disk_io_ms;
   std::atomic<uint64_t> disk_weighted_io_ms;
-  std::atomic<uint64_t> reserved[49];
+  // Which device the disk_* fields describe (since 1.2): the block device
+  // holding LIMPWATCH_STORAGE_DIR, a partition standing for itself.
+  std::atomic<uint32_t> disk_state;  // DiskState
+  std::atomic<uint32_t> disk_major;
+  std::atomic<uint32_t> disk_minor;
+  uint32_t reserved_u32;
+  std::atomic<uint64_t> disk_name[4];  // device name, NUL-padded bytes in little-endian words ("vda1")
+  std::atomic<uint64_t> reserved[43];
+};
+
+// NodeMetricsRecord::disk_state. Only kDevice has disk_* counters.
+enum class DiskState : uint32_t {
+  kUnknown = 0,        // not sampled yet
+  kDevice = 1,         // a block device; its /proc/diskstats line is sampled
+  kNoBlockDevice = 2,  // the directory is on tmpfs, overlay, NFS, ...: no device to sample
+  kBadDirectory = 3,   // LIMPWATCH_STORAGE_DIR could not be examined (missing, no permission)
+  kNotInDiskstats = 4, // a device, but /proc/diskstats has no line for it
 };
 
 enum class Resource : uint32_t {
@@ -295,10 +329,28 @@ enum class ImageKind : uint32_t {
   kExecutable = 1,
   kSharedLibrary = 2,
   kKernel = 3,
+  kNodeKernel = 4,  // system-wide kernel profile (LIMPWATCH_SAMPLE_SYSTEM=1): any task, any CPU
+};
+
+// SampleTableHeader::source.
+enum class SampleSource : uint32_t {
+  kOff = 0,
+  kPerfCpuClock = 1,
+  kPerfCycles = 2,
+  kSigprofTimer = 3,
+};
+
+// SampleTableHeader::flags.
+enum SampleFlags : uint32_t {
+  kSamplesIncludeKernel = 1u << 0,  // the process's kernel-mode samples are recorded
+  kSamplesHaveCallchains = 1u << 1, // kernel samples name their innermost user frame
+  kSamplesNodeProfile = 1u << 2,    // kNodeKernel entries are being recorded
 };
 
 // One function seen by the sampler, keyed by the hash of its name, so that a
 // sampled function and a traced function of the same name share a key.
+// kNodeKernel entries are keyed by NodeKernelFunctionHash(name) instead, so
+// the node's kernel profile never mixes with this process's own samples.
 // Written only by the sampler thread; `name_hash` is published last.
 struct SampledFunction {
   std::atomic<uint64_t> name_hash;  // 0 = free
@@ -318,7 +370,9 @@ struct SampleTableHeader {
   std::atomic<uint32_t> flags;             // bit 0: kernel samples included, bit 1: callchains
   std::atomic<uint32_t> rate_hz;
   uint32_t reserved_u32;
-  std::atomic<uint64_t> reserved[3];
+  std::atomic<uint64_t> node_samples_total;  // system-wide kernel samples, idle ones included
+  std::atomic<uint64_t> node_samples_idle;   // of those, in the idle loop: in no kNodeKernel entry
+  std::atomic<uint64_t> reserved[1];
 };
 
 struct SegmentHeader {
@@ -401,12 +455,15 @@ static_assert(sizeof(ThreadSlotHeader) == 256);
 static_assert(offsetof(ThreadSlotHeader, diagnostics) == 32);
 static_assert(sizeof(IoCounters) == 32);
 static_assert(sizeof(ErrnoCount) == 16);
-static_assert(sizeof(IoBlock) == kFdKindCount * kIoOperationCount * 32 + kErrnoSlots * 16 + 32);
+static_assert(sizeof(IoBlock) ==
+              kFdKindCount * kIoOperationCount * 32 + kErrnoSlots * 16 + 32 + kSocketRoleCount * 32);
+static_assert(offsetof(IoBlock, socket_reads) == kFdKindCount * kIoOperationCount * 32 + kErrnoSlots * 16 + 32);
 static_assert(sizeof(IoBlock) % 64 == 0);
 static_assert(sizeof(RetiredTotalsHeader) == 64 + sizeof(IoBlock));
 static_assert(sizeof(SampledFunction) == 152);
 static_assert(sizeof(SampleTableHeader) == 64);
 static_assert(sizeof(NodeMetricsRecord) == 512);
+static_assert(offsetof(NodeMetricsRecord, disk_name) == 136);
 static_assert(sizeof(AlarmRecord) == 256);
 static_assert(sizeof(AlarmRingHeader) == 64);
 static_assert(offsetof(SegmentHeader, magic) == 0);

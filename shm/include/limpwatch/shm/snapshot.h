@@ -48,6 +48,8 @@ struct IoSnapshot {
   IoValues counters[kFdKindCount][kIoOperationCount];
   std::vector<ErrnoRecord> errnos;  // merged by (kind, operation, errno)
   uint64_t errno_overflow = 0;
+  uint64_t untimed_calls = 0;
+  IoValues socket_reads[kSocketRoleCount];  // socket reads again, by SocketRole (nsread, ncread)
 
   const IoValues& at(FdKind kind, IoOperation operation) const {
     return counters[static_cast<uint32_t>(kind)][static_cast<uint32_t>(operation)];
@@ -70,6 +72,8 @@ struct SampleSnapshot {
   uint64_t samples_total = 0;
   uint64_t samples_lost = 0;
   uint64_t samples_unknown = 0;
+  uint64_t node_samples_total = 0;
+  uint64_t node_samples_idle = 0;
   std::vector<SampledFunctionRecord> functions;  // occupied entries, in table order
 };
 
@@ -117,6 +121,10 @@ struct NodeMetricsValues {
   uint64_t disk_write_ms = 0;
   uint64_t disk_io_ms = 0;
   uint64_t disk_weighted_io_ms = 0;
+  DiskState disk_state = DiskState::kUnknown;
+  uint32_t disk_major = 0;
+  uint32_t disk_minor = 0;
+  std::string disk_name;
 };
 
 struct Snapshot {
@@ -170,6 +178,9 @@ void AddIoBlock(const IoBlock& block, IoSnapshot* into);
 // Copies the segment into *out. Never fails on a validated reader; returns
 // the snapshot with consistent=false if it could not get a clean copy.
 void TakeSnapshot(const SegmentReader& reader, Snapshot* out);
+
+// The same, of a segment this process maps itself (the in-process analyzer).
+void TakeSnapshot(const SegmentView& view, const std::string& object_name, Snapshot* out);
 
 }  // namespace limpwatch::shm
 

@@ -1,0 +1,95 @@
+// The online analyzer: once per tick, the server's own segment becomes a
+// tick record, its windows become summaries exchanged with the peers, and
+// the cluster's summaries are compared. Runs on the analyzer thread inside
+// the server (LIMPWATCH_ANALYZE=1) and in `limpwatch analyze NAME`.
+//
+// Order within a tick, so that online verdicts equal the offline replay's:
+//   1. receive the peers' summaries (sent at the previous tick) and learn
+//      their features;
+//   2. snapshot, build the tick record, record it, produce this server's
+//      summaries of the windows that end now, send them;
+//   3. analyze every window older than the newest one produced.
+#ifndef LIMPWATCH_ANALYZER_ANALYZER_LOOP_H_
+#define LIMPWATCH_ANALYZER_ANALYZER_LOOP_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "limpwatch/analyzer/analyzer_config.h"
+#include "limpwatch/analyzer/cluster_diagnoser.h"
+#include "limpwatch/analyzer/name_book.h"
+#include "limpwatch/analyzer/node_pipeline.h"
+#include "limpwatch/analyzer/trace_file.h"
+#include "limpwatch/shm/snapshot.h"
+
+namespace limpwatch::analyzer {
+
+// How summaries reach the peers. Implementations never block for long and
+// never throw.
+class SummaryExchange {
+ public:
+  virtual ~SummaryExchange() = default;
+  virtual void Send(const PeerSummary& summary) = 0;
+  // Every summary received since the last call (already validated).
+  virtual std::vector<PeerSummary> Receive() = 0;
+  // What a summary looks like after the trip (the wire's precision).
+  virtual PeerSummary AsReceived(const PeerSummary& summary) const = 0;
+};
+
+struct AnalyzerSetup {
+  AnalyzerConfig config;
+  std::string node;
+  Thresholds thresholds;
+  ResourceManifest manifest;
+  std::string record_path;  // empty: no recording
+  std::string alarms_path;  // empty: no JSON lines file
+  std::function<void(const std::string&)> log;
+  std::unique_ptr<SummaryExchange> exchange;  // null: this server alone (no peer comparison)
+  uint64_t boot_id = 0;
+};
+
+// Builds a setup from the LIMPWATCH_* environment (thresholds, manifests,
+// recording, alarms file). Problems are reported through setup.log.
+AnalyzerSetup AnalyzerSetupFromEnvironment(const std::string& node, std::function<void(const std::string&)> log);
+
+class AnalyzerLoop {
+ public:
+  explicit AnalyzerLoop(AnalyzerSetup setup);
+  ~AnalyzerLoop();
+
+  // One tick. `segment` is this server's segment; alarms are published to its
+  // ring when `publish_alarms`. Never throws: a failure is logged and the
+  // next tick starts afresh.
+  void Tick(const shm::SegmentView& segment, const std::string& object_name, bool publish_alarms);
+
+  // When the next tick should start (CLOCK_REALTIME ms): just after the next
+  // tick boundary, so every server of the cluster snapshots at the same time.
+  uint64_t NextTickUnixMs(uint64_t now_unix_ms) const;
+
+  const std::vector<Alarm>& alarms() const { return alarms_; }
+  uint64_t ticks() const { return ticks_; }
+  const AnalyzerSetup& setup() const { return setup_; }
+
+ private:
+  void TickOrThrow(const shm::SegmentView& segment, const std::string& object_name, bool publish_alarms);
+  void Raise(const Alarm& alarm, const shm::SegmentView& segment, bool publish_alarms);
+
+  AnalyzerSetup setup_;
+  NodePipeline pipeline_;
+  ClusterDiagnoser diagnoser_;
+  NameBook names_;
+  size_t names_recorded_ = 0;
+  std::unique_ptr<TraceWriter> recording_;
+  std::optional<shm::Snapshot> previous_;
+  uint64_t newest_window_ = 0;
+  uint64_t ticks_ = 0;
+  std::vector<Alarm> alarms_;
+};
+
+}  // namespace limpwatch::analyzer
+
+#endif  // LIMPWATCH_ANALYZER_ANALYZER_LOOP_H_

@@ -1,0 +1,94 @@
+// Recordings of tick records: the trace file `LIMPWATCH_RECORD` appends to
+// and `limpwatch train` / `limpwatch diagnose` read.
+//
+//   +--------------------------------------+
+//   | FileHeader (128 bytes)               |  "LWTRACE\0", version, node, tick length
+//   +--------------------------------------+
+//   | RecordHeader | payload               |  type, payload length, CRC-32 of type+payload
+//   | RecordHeader | payload               |
+//   | ...                                  |
+//
+// Integers are little-endian and written field by field, never as memory
+// images of structs. A record whose CRC does not match is reported and
+// skipped; a record cut short at the end of the file (the writer died) is
+// reported and ends the reading; everything before it is kept.
+#ifndef LIMPWATCH_ANALYZER_TRACE_FILE_H_
+#define LIMPWATCH_ANALYZER_TRACE_FILE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "limpwatch/analyzer/tick_record.h"
+
+namespace limpwatch::analyzer {
+
+inline constexpr char kTraceMagic[8] = {'L', 'W', 'T', 'R', 'A', 'C', 'E', '\0'};
+inline constexpr uint16_t kTraceVersionMajor = 1;
+inline constexpr uint16_t kTraceVersionMinor = 0;
+inline constexpr uint32_t kTraceHeaderSize = 128;
+inline constexpr uint32_t kTraceRecordHeaderSize = 12;
+inline constexpr uint32_t kTraceMaxPayload = 16u << 20;
+
+enum class TraceRecordType : uint32_t {
+  kTick = 1,
+  kNames = 2,
+};
+
+uint32_t Crc32(const uint8_t* data, size_t size, uint32_t crc = 0);
+
+std::vector<uint8_t> EncodeTraceHeader(const std::string& node, uint32_t tick_ms);
+std::vector<uint8_t> EncodeTickRecord(const TickRecord& tick);
+std::vector<uint8_t> EncodeNamesRecord(const std::vector<FunctionName>& names);
+
+struct Trace {
+  std::string path;
+  std::string node;
+  uint32_t tick_ms = 0;
+  std::vector<TickRecord> ticks;
+  std::vector<FunctionName> names;
+  std::vector<std::string> problems;  // one line each: CRC mismatch, truncated tail, ...
+};
+
+// Reads a whole trace. Returns false with *error set (one line naming the
+// file) when the file cannot be read or is not a trace of a known version.
+bool ReadTrace(const std::string& path, Trace* trace, std::string* error);
+
+// Appends records to a trace file through io_uring, falling back to plain
+// pwrite when the kernel refuses io_uring (or LIMPWATCH_IO_URING=0). Writes
+// are asynchronous: Append never waits for the disk, only for a free slot
+// when more than a queue's worth of writes are in flight.
+class TraceWriter {
+ public:
+  // Creates or appends to `path` (a new file gets a header). Null + *error on failure.
+  static std::unique_ptr<TraceWriter> Open(const std::string& path, const std::string& node, uint32_t tick_ms,
+                                           std::string* error);
+  ~TraceWriter();  // waits for every write in flight
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  bool Append(TraceRecordType type, const std::vector<uint8_t>& payload);
+  // Waits for every write in flight; false if any failed.
+  bool Flush();
+  bool uses_io_uring() const;
+  uint64_t failed_writes() const { return failed_writes_; }
+
+ private:
+  TraceWriter() = default;
+  struct Ring;
+  bool Submit(std::vector<uint8_t> bytes);
+  void Reap(bool wait);
+
+  int fd_ = -1;
+  uint64_t offset_ = 0;
+  std::unique_ptr<Ring> ring_;
+  uint64_t failed_writes_ = 0;
+};
+
+// "%n" -> node name, "%p" -> pid: one recording per server from one setting.
+std::string ExpandRecordPath(const std::string& pattern, const std::string& node, int pid);
+
+}  // namespace limpwatch::analyzer
+
+#endif  // LIMPWATCH_ANALYZER_TRACE_FILE_H_

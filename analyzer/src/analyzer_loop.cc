@@ -1,0 +1,145 @@
+#include "limpwatch/analyzer/analyzer_loop.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "limpwatch/analyzer/alarm.h"
+
+namespace limpwatch::analyzer {
+namespace {
+
+constexpr uint64_t kTickPhaseMs = 50;  // after the boundary: ticks of all servers line up
+
+const char* Get(const char* variable) {
+  const char* value = std::getenv(variable);
+  return (value != nullptr && value[0] != '\0') ? value : nullptr;
+}
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  std::string part;
+  while (std::getline(stream, part, ',')) {
+    if (!part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
+
+}  // namespace
+
+AnalyzerSetup AnalyzerSetupFromEnvironment(const std::string& node, std::function<void(const std::string&)> log) {
+  AnalyzerSetup setup;
+  setup.node = node;
+  setup.log = std::move(log);
+  std::vector<std::string> problems;
+  setup.config = ReadAnalyzerConfigFromEnvironment(&problems);
+  if (const char* path = Get("LIMPWATCH_THRESHOLDS")) {
+    if (!setup.thresholds.Load(path, &problems)) {
+      problems.push_back(std::string("LIMPWATCH_THRESHOLDS='") + path + "' cannot be read; using default thresholds");
+    }
+  }
+  if (const char* paths = Get("LIMPWATCH_MANIFEST")) {
+    for (const std::string& path : SplitList(paths)) {
+      if (!setup.manifest.Load(path, &problems)) {
+        problems.push_back("LIMPWATCH_MANIFEST: '" + path + "' cannot be read");
+      }
+    }
+  }
+  if (const char* record = Get("LIMPWATCH_RECORD")) setup.record_path = ExpandRecordPath(record, node, getpid());
+  if (const char* alarms = Get("LIMPWATCH_ALARMS")) setup.alarms_path = ExpandRecordPath(alarms, node, getpid());
+  std::random_device entropy;
+  setup.boot_id = (uint64_t(entropy()) << 32) ^ entropy() ^ uint64_t(getpid());
+  for (const std::string& problem : problems) setup.log("analyzer: " + problem);
+  return setup;
+}
+
+AnalyzerLoop::AnalyzerLoop(AnalyzerSetup setup)
+    : setup_(std::move(setup)),
+      pipeline_(setup_.config, setup_.boot_id),
+      diagnoser_(setup_.config, setup_.thresholds, setup_.manifest, &names_, setup_.node) {
+  diagnoser_.KeepResults(false);
+  if (!setup_.record_path.empty()) {
+    std::string error;
+    recording_ = TraceWriter::Open(setup_.record_path, setup_.node, setup_.config.tick_ms, &error);
+    if (!recording_) setup_.log("analyzer: " + error + "; not recording");
+  }
+}
+
+AnalyzerLoop::~AnalyzerLoop() = default;
+
+uint64_t AnalyzerLoop::NextTickUnixMs(uint64_t now_unix_ms) const {
+  uint64_t tick = setup_.config.tick_ms;
+  uint64_t next = (now_unix_ms / tick + 1) * tick + kTickPhaseMs;
+  if (next - now_unix_ms > tick) next -= tick;  // still before this tick's phase
+  return next;
+}
+
+void AnalyzerLoop::Tick(const shm::SegmentView& segment, const std::string& object_name, bool publish_alarms) {
+  try {
+    TickOrThrow(segment, object_name, publish_alarms);
+  } catch (const std::exception& error) {
+    setup_.log(std::string("analyzer: tick failed: ") + error.what() + "; continuing");
+  } catch (...) {
+    setup_.log("analyzer: tick failed; continuing");
+  }
+}
+
+void AnalyzerLoop::TickOrThrow(const shm::SegmentView& segment, const std::string& object_name,
+                               bool publish_alarms) {
+  ++ticks_;
+  if (setup_.exchange) {
+    for (const PeerSummary& summary : setup_.exchange->Receive()) {
+      if (summary.node == setup_.node) continue;  // our own, looped back
+      pipeline_.LearnFromPeer(summary);
+      diagnoser_.Add(summary);
+    }
+  }
+
+  shm::Snapshot snapshot;
+  shm::TakeSnapshot(segment, object_name, &snapshot);
+  names_.Add(CollectFunctionNames(snapshot));
+  if (!previous_) {
+    previous_ = std::move(snapshot);
+    return;  // the first snapshot only starts the first interval
+  }
+  TickRecord tick = BuildTickRecord(setup_.node, *previous_, snapshot, setup_.config.tick_ms);
+  previous_ = std::move(snapshot);
+
+  if (recording_) {
+    if (names_.size() != names_recorded_) {
+      recording_->Append(TraceRecordType::kNames, EncodeNamesRecord(CollectFunctionNames(*previous_)));
+      names_recorded_ = names_.size();
+    }
+    recording_->Append(TraceRecordType::kTick, EncodeTickRecord(tick));
+  }
+
+  for (const PeerSummary& produced : pipeline_.AddTick(tick)) {
+    PeerSummary summary = setup_.exchange ? setup_.exchange->AsReceived(produced) : produced;
+    if (setup_.exchange) setup_.exchange->Send(produced);
+    diagnoser_.Add(summary);
+    newest_window_ = std::max(newest_window_, summary.window);
+  }
+  for (uint64_t window : diagnoser_.PendingWindows()) {
+    if (window >= newest_window_) break;
+    uint64_t window_end_ms = (window * setup_.config.shift_ticks) * uint64_t(setup_.config.tick_ms);
+    for (const Alarm& alarm : diagnoser_.Analyze(window, window_end_ms)) Raise(alarm, segment, publish_alarms);
+  }
+}
+
+void AnalyzerLoop::Raise(const Alarm& alarm, const shm::SegmentView& segment, bool publish_alarms) {
+  alarms_.push_back(alarm);
+  setup_.log(AlarmToLogLine(alarm));
+  if (publish_alarms) PublishAlarm(segment, alarm);
+  if (!setup_.alarms_path.empty()) {
+    std::ofstream file(setup_.alarms_path, std::ios::app);
+    file << AlarmToJson(alarm) << '\n';
+    if (!file) setup_.log("analyzer: cannot append to LIMPWATCH_ALARMS file '" + setup_.alarms_path + "'");
+  }
+}
+
+}  // namespace limpwatch::analyzer

@@ -1,0 +1,90 @@
+// `limpwatch alarms NAME [--follow] [--json]`: the alarms in a segment's ring.
+#include <cinttypes>
+#include <cstdio>
+
+#include "args.h"
+#include "commands.h"
+#include "format.h"
+#include "limpwatch/analyzer/alarm.h"
+#include "limpwatch/analyzer/resource_manifest.h"
+#include "limpwatch/shm/segment.h"
+#include "json_writer.h"
+#include "output.h"
+#include "stop_signals.h"
+#include "usage.h"
+
+namespace limpwatch::cli {
+namespace {
+
+constexpr OptionSpec kAlarmsOptions[] = {
+    {"--follow", "-f", false},
+    {"--json", "", false},
+    {"--help", "-h", false},
+};
+
+std::string FormatAlarm(const analyzer::RingAlarm& alarm, bool json) {
+  if (json) {
+    JsonWriter writer(0);
+    writer.BeginObject();
+    writer.Field("sequence", alarm.sequence);
+    writer.Field("time_ns", alarm.time_ns);
+    writer.Key("server");
+    writer.String(alarm.server);
+    writer.Key("resource");
+    writer.String(analyzer::ResourceName(alarm.resource));
+    writer.Key("metrics");
+    writer.String(alarm.metrics);
+    writer.Field("score", alarm.score);
+    writer.Field("threshold", alarm.threshold);
+    writer.Key("top_function_hashes");
+    writer.BeginArray();
+    for (uint64_t hash : alarm.top_function_hashes) {
+      char text[24];
+      std::snprintf(text, sizeof text, "%016" PRIx64, hash);
+      writer.String(text);
+    }
+    writer.EndArray();
+    writer.EndObject();
+    return writer.str() + "\n";
+  }
+  char numbers[96];
+  std::snprintf(numbers, sizeof numbers, "score %.3g > %.3g", alarm.score, alarm.threshold);
+  return "#" + std::to_string(alarm.sequence) + " " + FormatLocalTime(alarm.time_ns) + "  server " +
+         Printable(alarm.server) + "  resource " + analyzer::ResourceName(alarm.resource) + "  metrics " +
+         Printable(alarm.metrics) + "  " + numbers + "\n";
+}
+
+}  // namespace
+
+int RunAlarms(const std::vector<std::string>& args) {
+  ParsedArgs parsed;
+  std::string error;
+  if (!ParseArgs(args, kAlarmsOptions, &parsed, &error)) return UsageError("alarms", error);
+  if (parsed.Has("--help")) {
+    WriteOut(CommandHelp("alarms"));
+    return FinishOutput(kExitOk);
+  }
+  if (parsed.positional.size() != 1) return UsageError("alarms", "expected one segment NAME");
+  std::optional<std::string> object = shm::ResolveSegment(parsed.positional[0], &error);
+  if (!object) return Fail(kExitFailure, error);
+  std::unique_ptr<shm::SegmentReader> reader = shm::SegmentReader::Open(*object, &error);
+  if (!reader) return Fail(kExitFailure, error);
+  bool json = parsed.Has("--json");
+  uint64_t last = 0;
+  std::vector<analyzer::RingAlarm> alarms = analyzer::ReadAlarmRing(reader->view(), 0, &last);
+  for (const auto& alarm : alarms) WriteOut(FormatAlarm(alarm, json));
+  if (!parsed.Has("--follow")) {
+    if (alarms.empty() && !json) WriteOut("no alarms\n");
+    return FinishOutput(kExitOk);
+  }
+  FlushOut();
+  StopSignals stop;
+  while (!stop.Sleep(0.5)) {
+    for (const auto& alarm : analyzer::ReadAlarmRing(reader->view(), last, &last)) WriteOut(FormatAlarm(alarm, json));
+    if (!FlushOut()) break;
+    if (shm::SegmentLiveness(reader->header()) != shm::Liveness::kLive) break;
+  }
+  return FinishOutput(kExitOk);
+}
+
+}  // namespace limpwatch::cli

@@ -1,0 +1,74 @@
+// `limpwatch train FILES... -o THRESHOLDS`: per-server, per-metric thresholds
+// from fault-free recordings (seed 000: the smallest threshold that removes
+// every anomaly, by binary search, doubled).
+#include <algorithm>
+#include <map>
+
+#include "args.h"
+#include "commands.h"
+#include "limpwatch/analyzer/cluster_replay.h"
+#include "limpwatch/analyzer/thresholds.h"
+#include "limpwatch/analyzer/transport_exchange.h"
+#include "output.h"
+#include "progress_bar.h"
+#include "recordings.h"
+#include "usage.h"
+
+namespace limpwatch::cli {
+namespace {
+
+constexpr OptionSpec kTrainOptions[] = {
+    {"--output", "-o", true},
+    {"--help", "-h", false},
+};
+
+}  // namespace
+
+int RunTrain(const std::vector<std::string>& args) {
+  ParsedArgs parsed;
+  std::string error;
+  if (!ParseArgs(args, kTrainOptions, &parsed, &error)) return UsageError("train", error);
+  if (parsed.Has("--help")) {
+    WriteOut(CommandHelp("train"));
+    return FinishOutput(kExitOk);
+  }
+  if (parsed.positional.empty()) return UsageError("train", "missing recordings (FILES...)");
+  const std::string* output = parsed.Value("--output");
+  if (output == nullptr) return UsageError("train", "missing -o THRESHOLDS (where to write them)");
+
+  LoadedRun run;
+  if (!LoadRun(parsed.positional, &run, &error)) return Fail(kExitFailure, error);
+  for (const std::string& problem : run.problems) Warn(problem);
+  std::vector<std::string> problems;
+  analyzer::AnalyzerConfig config = analyzer::ReadAnalyzerConfigFromEnvironment(&problems);
+  for (const std::string& problem : problems) Warn(problem);
+  config.tick_ms = run.tick_ms;
+  if (run.from_csv) config.min_feature_time_ms = 0;
+
+  ProgressBar progress("training");
+  analyzer::ReplayResult result =
+      analyzer::ReplayCluster(config, run.ticks, {}, {}, run.names, analyzer::WireRoundTrip,
+                              [&progress](size_t done, size_t total) { progress.Update(done, total); });
+  progress.Finish();
+
+  std::map<std::pair<std::string, analyzer::ComparedMetric>, std::vector<double>> scores;
+  for (const analyzer::WindowResult& window : result.windows) {
+    for (const analyzer::MetricScore& score : window.scores) scores[{score.server, score.metric}].push_back(score.score);
+  }
+  analyzer::Thresholds thresholds;
+  std::map<analyzer::ComparedMetric, double> largest;
+  for (const auto& [key, values] : scores) {
+    double threshold = analyzer::TrainThreshold(values, analyzer::ThresholdResolution(key.second));
+    thresholds.Set(key.first, key.second, threshold);
+    largest[key.second] = std::max(largest[key.second], threshold);
+  }
+  // Servers absent from training get the most tolerant threshold seen.
+  for (const auto& [metric, threshold] : largest) thresholds.Set("*", metric, threshold);
+  if (!thresholds.Save(*output, &error)) return Fail(kExitFailure, error);
+  WriteOut("trained " + std::to_string(scores.size()) + " thresholds over " + std::to_string(result.windows.size()) +
+           " windows of " + std::to_string(run.ticks.size()) + " servers into " + *output + "\n");
+  WriteOut(thresholds.Format());
+  return FinishOutput(kExitOk);
+}
+
+}  // namespace limpwatch::cli

@@ -1,18 +1,16 @@
 #include "limpwatch/analyzer/cluster_diagnoser.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <unordered_map>
 
+#include "limpwatch/analyzer/peer_distances.h"
 #include "limpwatch/analyzer/statistics.h"
 
 namespace limpwatch::analyzer {
 namespace {
 
-// Beyond this many servers, each one is compared with a fixed, evenly spread
-// subset of its peers: the median of 127 distances estimates the median of
-// all of them well, and keeps a 1,000-server window within milliseconds.
-constexpr size_t kMaxComparedPeers = 127;
 constexpr size_t kTopFunctions = 10;
 
 const std::vector<Feature>* FeaturesOf(const PeerSummary& summary, Metric metric) {
@@ -78,14 +76,16 @@ void ClusterDiagnoser::ScoreVectorMetric(ComparedMetric metric, const std::vecto
                                          WindowResult* result, std::vector<std::vector<Feature>>* components) {
   Metric vector_metric = VectorMetricOf(metric);
   std::vector<size_t> members;  // indices into summaries with this metric
+  std::vector<const std::vector<Feature>*> vectors;
   for (size_t index = 0; index < summaries.size(); ++index) {
     const auto* features = FeaturesOf(*summaries[index], vector_metric);
-    if (features != nullptr && !features->empty()) members.push_back(index);
+    if (features == nullptr || features->empty()) continue;
+    members.push_back(index);
+    vectors.push_back(features);
   }
   components->assign(summaries.size(), {});
   if (members.size() < 3) return;  // with two servers nobody can tell which one limps
 
-  size_t count = members.size();
   FeatureWeights weights;
   auto& spread = spread_[static_cast<int>(vector_metric)];
   if (config_.variance_weighting) {
@@ -93,57 +93,53 @@ void ClusterDiagnoser::ScoreVectorMetric(ComparedMetric metric, const std::vecto
     std::sort(weights.weights.begin(), weights.weights.end(),
               [](const Feature& a, const Feature& b) { return a.key < b.key; });
   }
-  std::vector<double> scores(count);
-  std::vector<double> distances;
-  for (size_t i = 0; i < count; ++i) {
-    const auto& mine = *FeaturesOf(*summaries[members[i]], vector_metric);
-    distances.clear();
-    size_t compared = std::min(count - 1, kMaxComparedPeers);
-    double step = double(count - 1) / double(compared);
-    for (size_t t = 0; t < compared; ++t) {
-      size_t j = (i + 1 + size_t(double(t) * step)) % count;
-      distances.push_back(
-          Distance(mine, *FeaturesOf(*summaries[members[j]], vector_metric), config_.distance, &weights));
-    }
-    scores[i] = Median(distances);
-  }
-
-  // The median server: per feature, the median of every server's value.
-  std::unordered_map<uint32_t, std::vector<double>> values_by_key;
-  for (size_t index : members) {
-    for (const Feature& feature : *FeaturesOf(*summaries[index], vector_metric)) {
-      values_by_key[feature.key].push_back(feature.value);
-    }
-  }
-  std::unordered_map<uint32_t, double> median_server;
-  for (auto& [key, values] : values_by_key) median_server[key] = Median(values);
-
+  std::vector<double> scores = MedianPeerDistances(vectors, config_.distance, &weights);
   double default_threshold = std::max(DefaultThresholdFloor(metric), config_.default_threshold_factor * Median(scores));
+  std::vector<MetricScore> metric_scores;
   bool anyone_anomalous = false;
-  for (size_t i = 0; i < count; ++i) {
-    const PeerSummary& summary = *summaries[members[i]];
+  for (size_t i = 0; i < members.size(); ++i) {
     MetricScore score;
-    score.server = summary.node;
+    score.server = summaries[members[i]]->node;
     score.metric = metric;
     score.score = scores[i];
-    score.threshold = ThresholdFor(summary.node, metric, default_threshold, &score.trained);
+    score.threshold = ThresholdFor(score.server, metric, default_threshold, &score.trained);
     score.anomalous = score.score > score.threshold;
     anyone_anomalous |= score.anomalous;
-    double scale = score.threshold > 0 ? score.threshold : 1.0;
-    std::vector<Feature>& contribution = (*components)[members[i]];
-    for (const Feature& feature : *FeaturesOf(summary, vector_metric)) {
-      double difference = std::fabs(double(feature.value) - median_server[feature.key]);
-      if (difference > 0) contribution.push_back({feature.key, static_cast<float>(difference / scale)});
+    metric_scores.push_back(std::move(score));
+  }
+  // The median server is only needed to explain an anomaly (or to learn
+  // feature spreads); most windows have none.
+  std::vector<Feature> median_server;
+  if (anyone_anomalous || config_.variance_weighting) median_server = MedianVector(vectors);
+  auto median_of = [&median_server](uint32_t key) {
+    auto found = std::lower_bound(median_server.begin(), median_server.end(), key,
+                                  [](const Feature& feature, uint32_t wanted) { return feature.key < wanted; });
+    return (found != median_server.end() && found->key == key) ? double(found->value) : 0.0;
+  };
+
+  for (size_t i = 0; i < members.size(); ++i) {
+    MetricScore& score = metric_scores[i];
+    if (score.anomalous) {
+      // Root cause: the distance of each function to the median server.
+      double scale = score.threshold > 0 ? score.threshold : 1.0;
+      std::vector<Feature>& contribution = (*components)[members[i]];
+      for (const Feature& feature : *vectors[i]) {
+        double difference = std::fabs(double(feature.value) - median_of(feature.key));
+        if (difference > 0) contribution.push_back({feature.key, static_cast<float>(difference / scale)});
+      }
     }
-    result->scores.push_back(score);
+    result->scores.push_back(std::move(score));
   }
   if (config_.variance_weighting && !anyone_anomalous) {
-    for (auto& [key, values] : values_by_key) {
-      double median = median_server[key];
-      std::vector<double> deviations;
-      for (double value : values) deviations.push_back(std::fabs(value - median));
-      double relative = median > 0 ? Median(deviations) / median : 0.0;
-      auto [entry, inserted] = spread.try_emplace(key, relative);
+    std::unordered_map<uint32_t, std::vector<double>> deviations;
+    for (const auto* vector : vectors) {
+      for (const Feature& feature : *vector) {
+        deviations[feature.key].push_back(std::fabs(feature.value - median_of(feature.key)));
+      }
+    }
+    for (const Feature& center : median_server) {
+      double relative = center.value > 0 ? Median(deviations[center.key]) / center.value : 0.0;
+      auto [entry, inserted] = spread.try_emplace(center.key, relative);
       if (!inserted) entry->second = 0.9 * entry->second + 0.1 * relative;
     }
   }
@@ -156,23 +152,30 @@ void ClusterDiagnoser::ScoreScalarMetric(ComparedMetric metric, const std::vecto
     double value = ScalarOf(*summary, metric);
     if (value > 0) members.push_back({summary, value});  // no calls of that kind: nothing to compare
   }
-  if (members.size() < 3) return;
-  std::vector<double> others;
-  for (size_t i = 0; i < members.size(); ++i) {
-    others.clear();
-    for (size_t j = 0; j < members.size(); ++j) {
-      if (j != i) others.push_back(members[j].second);
-    }
-    double peers_median = Median(others);
+  size_t count = members.size();
+  if (count < 3) return;
+  std::vector<double> sorted;
+  for (const auto& member : members) sorted.push_back(member.second);
+  std::sort(sorted.begin(), sorted.end());
+  // The median of the others: the median of the sorted values with one
+  // copy of this server's value taken out, found without a copy per server.
+  auto median_without = [&sorted](double value) {
+    size_t removed = size_t(std::lower_bound(sorted.begin(), sorted.end(), value) - sorted.begin());
+    size_t size = sorted.size() - 1;
+    auto at = [&](size_t index) { return sorted[index < removed ? index : index + 1]; };
+    return size % 2 == 1 ? at(size / 2) : (at(size / 2 - 1) + at(size / 2)) / 2.0;
+  };
+  for (const auto& [summary, value] : members) {
+    double peers_median = median_without(value);
     MetricScore score;
-    score.server = members[i].first->node;
+    score.server = summary->node;
     score.metric = metric;
-    score.score = members[i].second - peers_median;  // only a slower server scores above 0
+    score.score = value - peers_median;  // only a slower server scores above 0
     double default_threshold =
         std::max(DefaultThresholdFloor(metric), (config_.default_threshold_factor - 1.0) * peers_median);
     score.threshold = ThresholdFor(score.server, metric, default_threshold, &score.trained);
     score.anomalous = score.score > score.threshold;
-    result->scores.push_back(score);
+    result->scores.push_back(std::move(score));
   }
 }
 
@@ -199,6 +202,13 @@ std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_
     }
   }
 
+  // Each server's score per metric, found once rather than searched per server.
+  std::map<std::string, std::array<const MetricScore*, kComparedMetricCount>> scores_of;
+  for (const MetricScore& score : result.scores) {
+    auto [entry, inserted] = scores_of.try_emplace(score.server);
+    if (inserted) entry->second.fill(nullptr);
+    entry->second[static_cast<int>(score.metric)] = &score;
+  }
   size_t history_length = 2 * config_.k - 1;
   for (size_t position = 0; position < summaries.size(); ++position) {
     const PeerSummary& summary = *summaries[position];
@@ -211,13 +221,10 @@ std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_
     for (int index = 0; index < kComparedMetricCount; ++index) {
       History& history = state.metrics[index];
       MetricScore score;
-      bool scored = false;
-      for (const MetricScore& candidate : result.scores) {
-        if (candidate.server == summary.node && static_cast<int>(candidate.metric) == index) {
-          score = candidate;
-          scored = true;
-        }
-      }
+      auto found_scores = scores_of.find(summary.node);
+      const MetricScore* found_score = found_scores == scores_of.end() ? nullptr : found_scores->second[index];
+      bool scored = found_score != nullptr;
+      if (scored) score = *found_score;
       history.anomalous.push_back(scored && score.anomalous);
       history.scores.push_back(score);
       history.components.push_back(scored && score.anomalous && !components[index].empty()

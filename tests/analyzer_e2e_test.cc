@@ -1,0 +1,153 @@
+// The analyzer end to end: real traced servers on loopback, each with its
+// analyzer thread, exchanging summaries over UDP; one limps. Its peers
+// indict it online, and `diagnose`'s replay of their recordings gives the
+// same verdicts.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "limpwatch/analyzer/cluster_replay.h"
+#include "limpwatch/analyzer/trace_file.h"
+#include "limpwatch/analyzer/transport_exchange.h"
+#include "support/traced_run.h"
+
+namespace limpwatch::testing {
+namespace {
+
+constexpr int kServers = 4;
+constexpr int kSlowServer = 2;
+
+struct Cluster {
+  std::string prefix;
+  std::string directory;
+  std::vector<pid_t> pids;
+  ~Cluster() {
+    for (pid_t pid : pids) {
+      if (pid > 0 && kill(pid, 0) == 0) kill(pid, SIGKILL);
+      if (pid > 0) waitpid(pid, nullptr, 0);
+    }
+    for (int index = 0; index < kServers; ++index) RemoveSegmentsNamed(Name(index));
+    if (!directory.empty()) std::system(("rm -rf '" + directory + "'").c_str());
+  }
+  std::string Name(int index) const { return prefix + std::to_string(index); }
+};
+
+std::vector<std::string> ReadLines(const std::string& path) {
+  std::ifstream file(path);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(file, line)) lines.push_back(line);
+  return lines;
+}
+
+// "server window metrics resource" of an alarm, online (JSON line) or offline.
+std::string VerdictOf(const analyzer::Alarm& alarm) {
+  std::string metrics;
+  for (const auto& metric : alarm.metrics) metrics += metric + ",";
+  return alarm.server + " " + std::to_string(alarm.window) + " " + metrics + " " +
+         analyzer::ResourceName(alarm.resource);
+}
+
+std::string JsonField(const std::string& json, const std::string& key) {
+  size_t at = json.find("\"" + key + "\":");
+  if (at == std::string::npos) return "";
+  at += key.size() + 3;
+  size_t end = json.find_first_of(",}", at);
+  if (json[at] == '[') end = json.find(']', at) + 1;
+  return json.substr(at, end - at);
+}
+
+TEST(AnalyzerEndToEndTest, PeersIndictTheLimpingServerOnlineAndOfflineAlike) {
+  Cluster cluster;
+  cluster.prefix = "e2e" + std::to_string(getpid()) + "s";
+  char directory[] = "/tmp/limpwatch-e2e-XXXXXX";
+  ASSERT_NE(mkdtemp(directory), nullptr);
+  cluster.directory = directory;
+  int base_port = 20000 + (getpid() % 20000);
+  std::string peers;
+  for (int index = 0; index < kServers; ++index) {
+    peers += (index ? "," : "") + cluster.Name(index) + "=127.0.0.1:" + std::to_string(base_port + index);
+  }
+  for (int index = 0; index < kServers; ++index) {
+    std::vector<std::string> environment{
+        "LIMPWATCH_NAME=" + cluster.Name(index),
+        "LIMPWATCH_KEEP=1",
+        "LIMPWATCH_ANALYZE=1",
+        "LIMPWATCH_PEERS=" + peers,
+        "LIMPWATCH_ANALYZE_WINDOW=2",
+        "LIMPWATCH_ANALYZE_K=2",
+        "LIMPWATCH_RECORD=" + cluster.directory + "/%n.lwtrace",
+        "LIMPWATCH_ALARMS=" + cluster.directory + "/%n.alarms",
+    };
+    std::string factor = index == kSlowServer ? "4" : "1";
+    int out = -1;
+    pid_t pid = StartProgram(TestProgram("peer_server"), {"14", factor, "5"}, environment, &out);
+    ASSERT_GT(pid, 0);
+    close(out);
+    cluster.pids.push_back(pid);
+  }
+  for (pid_t& pid : cluster.pids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    pid = -1;
+  }
+
+  // Online: every healthy peer indicts the slow server, nobody else.
+  std::vector<std::string> online;
+  for (int index = 0; index < kServers; ++index) {
+    for (const std::string& line : ReadLines(cluster.directory + "/" + cluster.Name(index) + ".alarms")) {
+      if (JsonField(line, "kind") != "\"anomaly\"") continue;
+      EXPECT_EQ(JsonField(line, "server"), "\"" + cluster.Name(kSlowServer) + "\"") << line;
+      if (index == 0) {
+        std::string metrics = JsonField(line, "metrics");
+        std::string verdict = cluster.Name(kSlowServer) + " " + JsonField(line, "window") + " ";
+        for (char& c : metrics) c = (c == '"' || c == '[' || c == ']') ? ' ' : c;
+        std::istringstream parts(metrics);
+        std::string metric, joined;
+        while (std::getline(parts, metric, ',')) {
+          metric.erase(0, metric.find_first_not_of(' '));
+          metric.erase(metric.find_last_not_of(' ') + 1);
+          joined += metric + ",";
+        }
+        std::string resource = JsonField(line, "resource");
+        online.push_back(verdict + joined + " " + resource.substr(1, resource.size() - 2));
+      }
+    }
+  }
+  ASSERT_FALSE(online.empty()) << "server 0 raised no anomaly alarm";
+
+  // Offline: the same analysis over the recordings.
+  std::map<std::string, std::vector<analyzer::TickRecord>> ticks;
+  analyzer::NameBook names;
+  for (int index = 0; index < kServers; ++index) {
+    analyzer::Trace trace;
+    std::string error;
+    ASSERT_TRUE(analyzer::ReadTrace(cluster.directory + "/" + cluster.Name(index) + ".lwtrace", &trace, &error))
+        << error;
+    EXPECT_TRUE(trace.problems.empty()) << trace.problems.front();
+    ticks[trace.node] = trace.ticks;
+    names.Add(trace.names);
+  }
+  analyzer::AnalyzerConfig config;
+  config.window_ticks = 2;
+  config.k = 2;
+  analyzer::ReplayResult replay =
+      analyzer::ReplayCluster(config, ticks, {}, {}, names, analyzer::WireRoundTrip);
+  std::vector<std::string> offline;
+  for (const analyzer::Alarm& alarm : replay.alarms) {
+    if (alarm.kind == analyzer::AlarmKind::kAnomaly) offline.push_back(VerdictOf(alarm));
+  }
+  // The online run may stop a window earlier or later than the recordings.
+  ASSERT_FALSE(offline.empty());
+  EXPECT_EQ(online.front(), offline.front());
+  size_t common = std::min(online.size(), offline.size());
+  for (size_t index = 0; index < common; ++index) EXPECT_EQ(online[index], offline[index]) << index;
+}
+
+}  // namespace
+}  // namespace limpwatch::testing

@@ -1,0 +1,167 @@
+// The analyzer's costs, each next to what it is judged against:
+//   - peer comparison of one window for N = 10, 100, 1,000 servers with
+//     F = 200 features each (target: <= 10 ms at N = 1,000 on one core);
+//   - bytes per summary on the wire;
+//   - analyzer CPU per server per tick on a live segment, as a share of the
+//     tick (target: <= 1 % of a core).
+#include <benchmark/benchmark.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <random>
+
+#include "limpwatch/analyzer/analyzer_loop.h"
+#include "limpwatch/analyzer/cluster_diagnoser.h"
+#include "limpwatch/analyzer/peer_wire.h"
+#include "limpwatch/shm/name_hash.h"
+#include "limpwatch/shm/segment.h"
+
+namespace {
+
+using namespace limpwatch;
+
+constexpr int kFeatures = 200;
+
+std::vector<analyzer::PeerSummary> MakeWindow(int servers, uint64_t window, std::mt19937& random) {
+  std::uniform_real_distribution<float> noise(0.9f, 1.1f);
+  std::vector<analyzer::PeerSummary> summaries;
+  for (int server = 0; server < servers; ++server) {
+    analyzer::PeerSummary summary;
+    summary.node = "server" + std::to_string(server);
+    summary.window = window;
+    summary.io.dread_ms = 0.5f * noise(random);
+    summary.io.dwrite_ms = 0.8f * noise(random);
+    summary.io.nsread_ms = 0.05f * noise(random);
+    // 100 sampled functions, 50 timed ones for count and for time: 200 features.
+    const std::pair<analyzer::Metric, int> layout[] = {
+        {analyzer::Metric::kSamples, 100}, {analyzer::Metric::kCount, 50}, {analyzer::Metric::kTime, 50}};
+    for (auto [metric, count] : layout) {
+      analyzer::MetricFeatures features;
+      features.metric = metric;
+      for (int key = 1; key <= count; ++key) features.features.push_back({uint32_t(key * 7919), 100.0f * key * noise(random)});
+      summary.metrics.push_back(std::move(features));
+    }
+    summaries.push_back(std::move(summary));
+  }
+  return summaries;
+}
+
+void BM_PeerComparison(benchmark::State& state) {
+  int servers = int(state.range(0));
+  std::mt19937 random(7);
+  analyzer::AnalyzerConfig config;
+  analyzer::ClusterDiagnoser diagnoser(config, {}, {}, nullptr, "bench");
+  diagnoser.KeepResults(false);
+  uint64_t window = 1;
+  std::vector<std::vector<analyzer::PeerSummary>> windows;
+  for (int index = 0; index < 8; ++index) windows.push_back(MakeWindow(servers, 0, random));
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (auto summary : windows[window % windows.size()]) {
+      summary.window = window;
+      diagnoser.Add(summary);
+    }
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(diagnoser.Analyze(window, window * 1000));
+    ++window;
+  }
+  state.counters["servers"] = servers;
+  state.counters["features"] = kFeatures;
+}
+BENCHMARK(BM_PeerComparison)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+
+void BM_SummaryEncoding(benchmark::State& state) {
+  std::mt19937 random(7);
+  analyzer::PeerSummary summary = MakeWindow(1, 1, random).front();
+  std::vector<uint8_t> bytes;
+  for (auto _ : state) {
+    analyzer::EncodeSummary(summary, nullptr, &bytes);
+    benchmark::DoNotOptimize(bytes.data());
+  }
+  state.counters["bytes"] = double(bytes.size());
+  state.counters["features"] = double(summary.FeatureCount());
+}
+BENCHMARK(BM_SummaryEncoding);
+
+// A segment shaped like a PVFS server's: 5 threads, 600 active functions.
+class BusySegment {
+ public:
+  BusySegment() {
+    shm::OwnerInfo owner;
+    owner.name = "analyzer-bench";
+    owner.program = "analyzer_benchmark";
+    owner.pid = getpid();
+    std::string error;
+    writer_ = shm::SegmentWriter::Create(shm::SegmentObjectName("analyzer-bench", getpid()), shm::Geometry{}, owner,
+                                         &error);
+    if (!writer_) return;
+    const shm::SegmentView& view = writer_->view();
+    view.header()->next_function_id.store(kFunctions);
+    for (uint32_t id = 0; id < kFunctions; ++id) {
+      shm::SymbolEntry& symbol = view.symbols()[id];
+      std::string name = "pvfs_function_" + std::to_string(id);
+      std::snprintf(symbol.name, sizeof symbol.name, "%s", name.c_str());
+      symbol.name_length = uint32_t(name.size());
+      symbol.name_hash = shm::FunctionNameHash(name);
+      symbol.state.store(uint32_t(shm::SymbolState::kResolved));
+    }
+    for (uint32_t slot = 0; slot < 5; ++slot) view.slot(slot)->state.store(uint32_t(shm::SlotState::kActive));
+  }
+  ~BusySegment() {
+    if (writer_) writer_->Remove();
+  }
+  // What a second of server work adds to the counters.
+  void Advance() {
+    const shm::SegmentView& view = writer_->view();
+    for (uint32_t slot = 0; slot < 5; ++slot) {
+      for (uint32_t id = 0; id < kFunctions; ++id) {
+        view.counters(slot)[id].calls.fetch_add(100 + id % 17);
+        view.counters(slot)[id].self_ticks.fetch_add(1000000 + id * 997);
+      }
+    }
+  }
+  const shm::SegmentView& view() const { return writer_->view(); }
+  bool ok() const { return writer_ != nullptr; }
+
+ private:
+  static constexpr uint32_t kFunctions = 600;
+  std::unique_ptr<shm::SegmentWriter> writer_;
+};
+
+double ThreadCpuNs() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return double(now.tv_sec) * 1e9 + double(now.tv_nsec);
+}
+
+void BM_AnalyzerTick(benchmark::State& state) {
+  BusySegment segment;
+  if (!segment.ok()) {
+    state.SkipWithError("cannot create a segment");
+    return;
+  }
+  analyzer::AnalyzerSetup setup;
+  setup.node = "analyzer-bench";
+  setup.log = [](const std::string&) {};
+  analyzer::AnalyzerLoop loop(std::move(setup));
+  double cpu_ns = 0;
+  int64_t ticks = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    segment.Advance();
+    state.ResumeTiming();
+    double before = ThreadCpuNs();
+    loop.Tick(segment.view(), "bench", true);
+    cpu_ns += ThreadCpuNs() - before;
+    ++ticks;
+  }
+  double per_tick_ms = cpu_ns / double(ticks) / 1e6;
+  state.counters["cpu_ms_per_tick"] = per_tick_ms;
+  state.counters["core_percent_at_1s_ticks"] = per_tick_ms / 1000.0 * 100.0;
+}
+BENCHMARK(BM_AnalyzerTick)->Iterations(200)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,292 @@
+// Recordings (trace files), CSV time series, and the offline commands that
+// read them: train, diagnose, alarms.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "analyzer/synthetic_cluster.h"
+#include "limpwatch/analyzer/alarm.h"
+#include "limpwatch/analyzer/trace_file.h"
+#include "limpwatch/shm/name_hash.h"
+#include "limpwatch/shm/segment.h"
+
+namespace limpwatch::analyzer {
+namespace {
+
+class TempDirectory {
+ public:
+  TempDirectory() {
+    char pattern[] = "/tmp/limpwatch-recording-XXXXXX";
+    path_ = mkdtemp(pattern);
+  }
+  ~TempDirectory() { std::system(("rm -rf '" + path_ + "'").c_str()); }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+struct CommandResult {
+  int status = -1;
+  std::string output;
+};
+
+CommandResult RunCli(const std::string& arguments) {
+  CommandResult result;
+  std::string command = std::string(LIMPWATCH_CLI_PATH) + " " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  char buffer[4096];
+  size_t count;
+  while ((count = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, count);
+  int status = pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// Writes every server's synthetic ticks as one recording per server.
+std::vector<std::string> WriteRecordings(const testing::SyntheticCluster& cluster, const TempDirectory& directory,
+                                         const std::string& prefix) {
+  std::vector<std::string> paths;
+  NameBook names = testing::SyntheticNames();
+  std::vector<FunctionName> name_list;
+  for (const char* name : {"storage_pread_block", "storage_pwrite_block", "storage_fsync_object", "net_recv_message",
+                           "net_send_message", "net_poll_loop", "flow_copy_buffer"}) {
+    name_list.push_back({shm::FunctionNameHash(name), name});
+  }
+  for (const auto& [server, ticks] : testing::GenerateCluster(cluster)) {
+    std::string path = directory.File(prefix + server + ".lwtrace");
+    std::string error;
+    auto writer = TraceWriter::Open(path, server, 1000, &error);
+    EXPECT_TRUE(writer) << error;
+    if (!writer) continue;
+    writer->Append(TraceRecordType::kNames, EncodeNamesRecord(name_list));
+    for (const TickRecord& tick : ticks) EXPECT_TRUE(writer->Append(TraceRecordType::kTick, EncodeTickRecord(tick)));
+    EXPECT_TRUE(writer->Flush());
+    paths.push_back(path);
+  }
+  return paths;
+}
+
+TEST(TraceFileTest, TicksRoundTripThroughTheFile) {
+  TempDirectory directory;
+  testing::SyntheticCluster cluster;
+  cluster.servers = 2;
+  cluster.ticks = 50;
+  auto paths = WriteRecordings(cluster, directory, "rt-");
+  ASSERT_EQ(paths.size(), 2u);
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTrace(paths[0], &trace, &error)) << error;
+  EXPECT_TRUE(trace.problems.empty());
+  EXPECT_EQ(trace.node, "server0");
+  EXPECT_EQ(trace.tick_ms, 1000u);
+  auto expected = testing::GenerateCluster(cluster).at("server0");
+  ASSERT_EQ(trace.ticks.size(), expected.size());
+  for (size_t index = 0; index < expected.size(); ++index) {
+    EXPECT_EQ(trace.ticks[index].tick, expected[index].tick);
+    ASSERT_EQ(trace.ticks[index].functions.size(), expected[index].functions.size());
+    EXPECT_EQ(trace.ticks[index].functions[0].self_ms, expected[index].functions[0].self_ms);
+    EXPECT_EQ(trace.ticks[index].io.dread_ms, expected[index].io.dread_ms);
+  }
+  EXPECT_EQ(trace.names.size(), 7u);
+}
+
+TEST(TraceFileTest, CorruptRecordIsSkippedAndATruncatedTailEndsTheRead) {
+  TempDirectory directory;
+  testing::SyntheticCluster cluster;
+  cluster.servers = 1;
+  cluster.ticks = 20;
+  std::string path = WriteRecordings(cluster, directory, "bad-").front();
+  {
+    // Flip a byte inside the first tick record's payload (the names record comes first).
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    std::streamoff names_record = 0;
+    {
+      std::ifstream reader(path, std::ios::binary);
+      reader.seekg(kTraceHeaderSize + 4);
+      uint32_t length = 0;
+      reader.read(reinterpret_cast<char*>(&length), 4);
+      names_record = kTraceRecordHeaderSize + length;
+    }
+    std::streamoff target = kTraceHeaderSize + names_record + kTraceRecordHeaderSize + 20;
+    file.seekg(target);
+    char byte = 0;
+    file.read(&byte, 1);
+    byte ^= 0x5a;
+    file.seekp(target);
+    file.write(&byte, 1);
+  }
+  // And cut the last record short.
+  std::ifstream whole(path, std::ios::binary | std::ios::ate);
+  auto size = whole.tellg();
+  whole.close();
+  ASSERT_EQ(truncate(path.c_str(), size - std::streamoff(7)), 0);
+
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTrace(path, &trace, &error)) << error;
+  EXPECT_EQ(trace.ticks.size(), 20u - 2u);  // the corrupted one and the cut one
+  ASSERT_EQ(trace.problems.size(), 2u);
+  EXPECT_NE(trace.problems[0].find("CRC mismatch"), std::string::npos) << trace.problems[0];
+  EXPECT_NE(trace.problems[1].find("truncated"), std::string::npos) << trace.problems[1];
+}
+
+TEST(TraceFileTest, NotARecordingOrAnotherVersionIsRefusedInOneLine) {
+  TempDirectory directory;
+  std::string path = directory.File("junk.lwtrace");
+  std::ofstream(path) << "this is not a recording at all, not even close";
+  Trace trace;
+  std::string error;
+  EXPECT_FALSE(ReadTrace(path, &trace, &error));
+  EXPECT_NE(error.find("bad magic"), std::string::npos);
+  std::vector<uint8_t> header = EncodeTraceHeader("x", 1000);
+  header[8] = 9;  // major version 9
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(header.data()), header.size());
+  EXPECT_FALSE(ReadTrace(path, &trace, &error));
+  EXPECT_NE(error.find("version 9.0"), std::string::npos) << error;
+  EXPECT_FALSE(ReadTrace(directory.File("missing"), &trace, &error));
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+}
+
+TEST(TraceFileTest, WriterWorksWithAndWithoutIoUring) {
+  TempDirectory directory;
+  for (const char* setting : {"1", "0"}) {
+    setenv("LIMPWATCH_IO_URING", setting, 1);
+    std::string path = directory.File(std::string("w") + setting);
+    std::string error;
+    auto writer = TraceWriter::Open(path, "node", 500, &error);
+    ASSERT_TRUE(writer) << error;
+    EXPECT_EQ(writer->uses_io_uring(), std::string(setting) == "1");
+    TickRecord tick;
+    tick.node = "node";
+    for (uint64_t t = 1; t <= 200; ++t) {
+      tick.tick = t;
+      ASSERT_TRUE(writer->Append(TraceRecordType::kTick, EncodeTickRecord(tick)));
+    }
+    EXPECT_TRUE(writer->Flush());
+    writer.reset();
+    Trace trace;
+    ASSERT_TRUE(ReadTrace(path, &trace, &error)) << error;
+    EXPECT_EQ(trace.ticks.size(), 200u);
+    EXPECT_EQ(trace.ticks.back().tick, 200u);
+    EXPECT_EQ(trace.tick_ms, 500u);
+  }
+  unsetenv("LIMPWATCH_IO_URING");
+}
+
+TEST(OfflineCommandsTest, TrainThenDiagnoseRecordings) {
+  TempDirectory directory;
+  testing::SyntheticCluster training;
+  training.servers = 5;
+  training.ticks = 120;
+  training.seed = 21;
+  std::string files;
+  for (const auto& path : WriteRecordings(training, directory, "train-")) files += " " + path;
+  std::string thresholds = directory.File("thresholds");
+  CommandResult trained = RunCli("train" + files + " -o " + thresholds);
+  ASSERT_EQ(trained.status, 0) << trained.output;
+  EXPECT_NE(trained.output.find("server3 time "), std::string::npos) << trained.output;
+
+  testing::SyntheticCluster faulty = training;
+  faulty.seed = 22;
+  faulty.fault = testing::SyntheticFault::kDiskTime;
+  faulty.faulty_server = 1;
+  faulty.fault_start = 60;
+  std::string faulty_files;
+  for (const auto& path : WriteRecordings(faulty, directory, "faulty-")) faulty_files += " " + path;
+  std::string manifest = directory.File("manifest");
+  std::ofstream(manifest) << "# test manifest\nstorage_* disk\nnet_* network\n";
+  CommandResult diagnosed = RunCli("diagnose --json -t " + thresholds + " -m " + manifest + faulty_files);
+  ASSERT_EQ(diagnosed.status, 0) << diagnosed.output;
+  EXPECT_NE(diagnosed.output.find("\"server\":\"server1\""), std::string::npos) << diagnosed.output;
+  EXPECT_NE(diagnosed.output.find("\"resource\":\"disk\""), std::string::npos) << diagnosed.output;
+  EXPECT_EQ(diagnosed.output.find("\"server\":\"server0\""), std::string::npos) << diagnosed.output;
+}
+
+TEST(OfflineCommandsTest, DiagnoseReadsPeerTimeSeriesFromCsv) {
+  TempDirectory directory;
+  std::string path = directory.File("peers.csv");
+  {
+    std::ofstream csv(path);
+    csv << "timestamp,peer,read_latency_ms,write_latency_ms,queue_depth\n";
+    for (int second = 0; second < 60; ++second) {
+      for (int peer = 0; peer < 5; ++peer) {
+        double wobble = 1.0 + 0.05 * ((second * 7 + peer * 3) % 5 - 2);
+        double read = 2.0 * wobble, write = 3.0 * wobble, queue = 4.0 * wobble;
+        if (peer == 4 && second >= 30) read *= 8;  // one peer's reads slow down
+        csv << 1700000000 + second << ",peer" << peer << "," << read << "," << write << "," << queue << "\n";
+      }
+    }
+    csv << "1700000099,peer0,not-a-number,1,1\n";
+  }
+  CommandResult result = RunCli("diagnose " + path);
+  ASSERT_EQ(result.status, 0) << result.output;
+  EXPECT_NE(result.output.find("server peer4"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("read_latency_ms"), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("server peer0 "), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find(":302: 'not-a-number' in column read_latency_ms"), std::string::npos) << result.output;
+}
+
+TEST(OfflineCommandsTest, BadInputGivesOneLineAndAFailureStatus) {
+  TempDirectory directory;
+  std::string junk = directory.File("junk.lwtrace");
+  std::ofstream(junk) << "garbage";
+  CommandResult result = RunCli("diagnose " + junk);
+  EXPECT_EQ(result.status, 1);
+  EXPECT_EQ(std::count(result.output.begin(), result.output.end(), '\n'), 1) << result.output;
+  EXPECT_NE(result.output.find("bad magic"), std::string::npos);
+  result = RunCli("train " + junk);
+  EXPECT_EQ(result.status, 2);  // no -o
+  result = RunCli("diagnose " + directory.File("missing.csv"));
+  EXPECT_EQ(result.status, 1);
+  std::string bad_csv = directory.File("bad.csv");
+  std::ofstream(bad_csv) << "time,host,x\n1,a,2\n";
+  result = RunCli("diagnose " + bad_csv);
+  EXPECT_EQ(result.status, 1);
+  EXPECT_NE(result.output.find("header must be"), std::string::npos) << result.output;
+}
+
+TEST(AlarmRingTest, PublishedAlarmsAreReadBackInOrderAndOldOnesRollOff) {
+  shm::OwnerInfo owner;
+  owner.name = "alarmtest";
+  owner.pid = getpid();
+  shm::Geometry geometry;
+  geometry.alarm_capacity = 4;
+  std::string object = shm::SegmentObjectName("alarmtest" + std::to_string(getpid()), getpid());
+  std::string error;
+  auto writer = shm::SegmentWriter::Create(object, geometry, owner, &error);
+  ASSERT_TRUE(writer) << error;
+  for (int index = 1; index <= 6; ++index) {
+    Alarm alarm;
+    alarm.server = "server" + std::to_string(index);
+    alarm.metrics = {"time", "dread"};
+    alarm.resource = shm::Resource::kDisk;
+    alarm.score = index * 10;
+    alarm.threshold = 5;
+    alarm.time_unix_ms = 1000 * index;
+    alarm.top_functions = {{1, 0xabc, "f", 1.0, shm::Resource::kDisk}};
+    PublishAlarm(writer->view(), alarm);
+  }
+  uint64_t last = 0;
+  auto alarms = ReadAlarmRing(writer->view(), 0, &last);
+  ASSERT_EQ(alarms.size(), 4u);  // the ring holds 4: alarms 3..6
+  EXPECT_EQ(alarms.front().server, "server3");
+  EXPECT_EQ(alarms.back().server, "server6");
+  EXPECT_EQ(alarms.back().metrics, "time,dread");
+  EXPECT_EQ(alarms.back().top_function_hashes, std::vector<uint64_t>{0xabc});
+  EXPECT_EQ(last, 6u);
+  EXPECT_TRUE(ReadAlarmRing(writer->view(), last, &last).empty());
+  CommandResult listed = RunCli("alarms " + object + " --json");
+  EXPECT_EQ(listed.status, 0) << listed.output;
+  EXPECT_NE(listed.output.find("\"server\":\"server6\""), std::string::npos) << listed.output;
+  writer->Remove();
+}
+
+}  // namespace
+}  // namespace limpwatch::analyzer

@@ -20,6 +20,7 @@ namespace {
 
 constexpr int kServers = 4;
 constexpr int kSlowServer = 2;
+constexpr int kDaemonServer = 1;  // daemonizes like pvfs2-server: its analyzer must run in the child
 
 struct Cluster {
   std::string prefix;
@@ -28,7 +29,7 @@ struct Cluster {
   ~Cluster() {
     for (pid_t pid : pids) {
       if (pid > 0 && kill(pid, 0) == 0) kill(pid, SIGKILL);
-      if (pid > 0) waitpid(pid, nullptr, 0);
+      if (pid > 0) waitpid(pid, nullptr, WNOHANG);
     }
     for (int index = 0; index < kServers; ++index) RemoveSegmentsNamed(Name(index));
     if (!directory.empty()) std::system(("rm -rf '" + directory + "'").c_str());
@@ -68,6 +69,7 @@ TEST(AnalyzerEndToEndTest, PeersIndictTheLimpingServerOnlineAndOfflineAlike) {
   ASSERT_NE(mkdtemp(directory), nullptr);
   cluster.directory = directory;
   int base_port = 20000 + (getpid() % 20000);
+  pid_t daemon_pid = -1;
   std::string peers;
   for (int index = 0; index < kServers; ++index) {
     peers += (index ? "," : "") + cluster.Name(index) + "=127.0.0.1:" + std::to_string(base_port + index);
@@ -84,18 +86,40 @@ TEST(AnalyzerEndToEndTest, PeersIndictTheLimpingServerOnlineAndOfflineAlike) {
         "LIMPWATCH_ALARMS=" + cluster.directory + "/%n.alarms",
     };
     std::string factor = index == kSlowServer ? "4" : "1";
+    std::vector<std::string> arguments{"14", factor, "5"};
+    if (index == kDaemonServer) arguments.push_back("daemon");
     int out = -1;
-    pid_t pid = StartProgram(TestProgram("peer_server"), {"14", factor, "5"}, environment, &out);
+    pid_t pid = StartProgram(TestProgram("peer_server"), arguments, environment, &out);
     ASSERT_GT(pid, 0);
+    if (index == kDaemonServer) {
+      int status = 0;
+      waitpid(pid, &status, 0);  // the parent exits at once
+      std::string line = ReadLine(out);
+      ASSERT_EQ(line.rfind("daemon ", 0), 0u) << line;
+      pid = std::stoi(line.substr(7));
+      daemon_pid = pid;
+    }
     close(out);
     cluster.pids.push_back(pid);
   }
   for (pid_t& pid : cluster.pids) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    if (pid == daemon_pid) {
+      // Not our child: wait for it to finish.
+      for (int wait = 0; wait < 3000 && kill(pid, 0) == 0; ++wait) usleep(10000);
+      EXPECT_NE(kill(pid, 0), 0);
+    } else {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
     pid = -1;
   }
+  // The daemon's analyzer ran in the daemon, not in the parent that exited.
+  bool daemon_reported = false;
+  for (const std::string& line : ReadLines(cluster.directory + "/" + cluster.Name(kDaemonServer) + ".alarms")) {
+    daemon_reported |= JsonField(line, "reporter") == "\"" + cluster.Name(kDaemonServer) + "\"";
+  }
+  EXPECT_TRUE(daemon_reported);
 
   // Online: every healthy peer indicts the slow server, nobody else.
   std::vector<std::string> online;

@@ -3,10 +3,15 @@
  * SLOW_AFTER seconds on, its waits take SLOW_FACTOR times longer: a server
  * limping on whatever it waits for, while staying alive.
  *
- * Usage: peer_server SECONDS [SLOW_FACTOR (1)] [SLOW_AFTER (0)] */
+ * With "daemon" as fourth argument it first daemonizes like a PVFS server
+ * (fork, setsid, the parent exits) and prints the daemon's pid.
+ *
+ * Usage: peer_server SECONDS [SLOW_FACTOR (1)] [SLOW_AFTER (0)] [daemon] */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 static volatile unsigned long sink;
@@ -31,7 +36,16 @@ void handle_request(long wait_micros) {
   wait_io(wait_micros);
 }
 
+void daemonize(void) {
+  pid_t child = fork();
+  if (child != 0) exit(child < 0 ? 1 : 0);
+  setsid();
+  printf("daemon %d\n", (int)getpid());
+  fflush(stdout);
+}
+
 int main(int argc, char** argv) {
+  if (argc > 4 && !strcmp(argv[4], "daemon")) daemonize();
   double seconds = argc > 1 ? atof(argv[1]) : 10;
   double slow_factor = argc > 2 ? atof(argv[2]) : 1;
   double slow_after = argc > 3 ? atof(argv[3]) : 0;

@@ -80,13 +80,11 @@ TEST(AnalyzerEndToEndTest, PeersIndictTheLimpingServerOnlineAndOfflineAlike) {
         "LIMPWATCH_KEEP=1",
         "LIMPWATCH_ANALYZE=1",
         "LIMPWATCH_PEERS=" + peers,
-        "LIMPWATCH_ANALYZE_WINDOW=2",
-        "LIMPWATCH_ANALYZE_K=2",
         "LIMPWATCH_RECORD=" + cluster.directory + "/%n.lwtrace",
         "LIMPWATCH_ALARMS=" + cluster.directory + "/%n.alarms",
     };
     std::string factor = index == kSlowServer ? "4" : "1";
-    std::vector<std::string> arguments{"14", factor, "5"};
+    std::vector<std::string> arguments{"20", factor, "6"};
     if (index == kDaemonServer) arguments.push_back("daemon");
     int out = -1;
     pid_t pid = StartProgram(TestProgram("peer_server"), arguments, environment, &out);
@@ -157,9 +155,7 @@ TEST(AnalyzerEndToEndTest, PeersIndictTheLimpingServerOnlineAndOfflineAlike) {
     ticks[trace.node] = trace.ticks;
     names.Add(trace.names);
   }
-  analyzer::AnalyzerConfig config;
-  config.window_ticks = 2;
-  config.k = 2;
+  analyzer::AnalyzerConfig config;  // the defaults, as online
   analyzer::ReplayResult replay =
       analyzer::ReplayCluster(config, ticks, {}, {}, names, analyzer::WireRoundTrip);
   std::vector<std::string> offline;

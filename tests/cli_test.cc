@@ -608,7 +608,7 @@ TEST_F(cli, DumpJsonReportsExactCounts) {
   EXPECT_EQ(dump["pid"].AsUint(), uint64_t(getpid()));
   EXPECT_EQ(dump["parent_pid"].AsUint(), uint64_t(getppid()));
   EXPECT_EQ(dump["liveness"].AsString(), "live");
-  EXPECT_EQ(dump["version"].AsString(), "1.0");
+  EXPECT_EQ(dump["version"].AsString(), "1." + std::to_string(shm::kVersionMinor));
   EXPECT_EQ(dump["clock_source"].AsString(), "monotonic_raw");
   EXPECT_EQ(dump["ns_per_tick"].AsDouble(), 1.0);
   EXPECT_EQ(dump["geometry"]["max_functions"].AsUint(), 64u);
@@ -1063,7 +1063,7 @@ TEST_F(cli, BrokenSegmentsFailWithOneLineAndStayListed) {
       {garbage, "bad magic"},
       {tiny, "truncated: 100 bytes"},
       {empty, "truncated: 0 bytes"},
-      {future->object_name(), "version 99.0"},
+      {future->object_name(), "version 99." + std::to_string(limpwatch::shm::kVersionMinor)},
       {truncated->object_name(), "truncated: 8192 bytes"},
   };
   for (const auto& [object, reason] : broken) {

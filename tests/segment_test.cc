@@ -98,6 +98,12 @@ TEST(NamingTest, ObjectNamesRoundTrip) {
   EXPECT_FALSE(IsValidSegmentName("a/b"));
   EXPECT_FALSE(IsValidSegmentName(std::string(64, 'a')));
   EXPECT_TRUE(IsValidSegmentName("server_3"));
+  EXPECT_TRUE(IsValidSegmentName("node1.cluster"));  // PVFS aliases are often host names
+  EXPECT_FALSE(IsValidSegmentName(".hidden"));
+  auto dotted = ParseSegmentObjectName("limpwatch.node1.cluster.42");
+  ASSERT_TRUE(dotted);
+  EXPECT_EQ(dotted->name, "node1.cluster");
+  EXPECT_EQ(dotted->pid, 42);
 }
 
 TEST(NameHashTest, IsStableAndNeverZero) {

@@ -1,41 +1,73 @@
 #!/usr/bin/env bash
-# The README's first command: installs what is missing, builds, and shows
-# limpwatch watching an instrumented server live. Stops what it started.
+# The README's first command: installs what is missing, builds, starts a
+# 4-server test-bed on loopback with the analyzer in every server, runs a
+# read workload, makes one server's disk slow (blkio throttle), and prints
+# the alarm that names it, the resource and the functions most affected.
+# Stops everything it started, also on Ctrl-C or failure.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${LIMPWATCH_BUILD_DIR:-$root/build}
-seconds=${LIMPWATCH_DEMO_SECONDS:-12}
+faulty=${LIMPWATCH_DEMO_SERVER:-2}
+fault=${LIMPWATCH_DEMO_FAULT:-disk-busy}
 
 "$root/tools/setup.sh"
 "$root/tools/build.sh"
 
+testbed="$build/tools/testbed/limpwatch-testbed"
 limpwatch="$build/tools/limpwatch/limpwatch"
-name="demo-$$"
-server_pid=""
+work=$(mktemp -d /tmp/limpwatch-demo-XXXXXX)
+client_pid=""
 cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
+  set +e
+  if [ -n "$client_pid" ]; then kill -INT "$client_pid" 2>/dev/null; wait "$client_pid" 2>/dev/null; fi
+  "$testbed" clear-all --dir "$work/cluster" >/dev/null 2>&1
+  "$testbed" stop --dir "$work/cluster" >/dev/null 2>&1
+  rm -rf "$work"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
-echo "== starting an instrumented example server (4 worker threads, ${seconds} s)"
-LIMPWATCH_NAME="$name" "$build/tools/example/request_loop" "$seconds" 4 &
-server_pid=$!
-sleep 1
+export LIMPWATCH_ANALYZE=1 LIMPWATCH_QUIET=1
+export LIMPWATCH_ALARMS="$work/%n.alarms"
+export LIMPWATCH_MANIFEST="$root/tools/testbed/testbed.manifest"
 
-echo "== limpwatch list"
+echo "== starting 4 traced servers on loopback, each with its analyzer"
+"$testbed" start --dir "$work/cluster" --servers 4 --base-port 0 >"$work/start.log"
 "$limpwatch" list
-echo
-echo "== limpwatch top $name (3 refreshes)"
-"$limpwatch" top "$name" -n 3 -d 1 --limit 10
-echo
-echo "== limpwatch dump $name (functions)"
-"$limpwatch" dump "$name" | head -n 40
 
-wait "$server_pid"
-server_pid=""
-echo
-echo "== the server exited normally; its segment is gone:"
-"$limpwatch" list
+echo "== a read workload striped over all servers"
+LIMPWATCH_ANALYZE=0 LIMPWATCH_ALARMS= "$testbed" run ddr --dir "$work/cluster" -- --size-mib 64 --seconds 150 \
+  >"$work/workload.log" 2>&1 &
+client_pid=$!
+sleep 15
+echo "== fault-free so far: $(cat "$work"/*.alarms 2>/dev/null | wc -l) alarm(s)"
+
+echo "== injecting $fault on server$faulty"
+"$testbed" inject "$fault" --dir "$work/cluster" --server "$faulty" | tee "$work/inject.log" | head -n 3
+start=$(date +%s)
+alarm=""
+while [ $(( $(date +%s) - start )) -lt 90 ]; do
+  alarm=$(cat "$work"/*.alarms 2>/dev/null | grep '"kind":"anomaly"' | head -n 1 || true)
+  [ -n "$alarm" ] && break
+  sleep 1
+done
+if [ -z "$alarm" ]; then
+  echo "no alarm within 90 s" >&2
+  exit 1
+fi
+echo "== alarm after $(( $(date +%s) - start )) s:"
+python3 - "$alarm" <<'PY' 2>/dev/null || echo "$alarm"
+import json, sys
+alarm = json.loads(sys.argv[1])
+print(f"  server   {alarm['server']}  (reported by {alarm['reporter']})")
+print(f"  resource {alarm['resource']}")
+print(f"  metrics  {', '.join(alarm['metrics'])}  score {alarm['score']:.4g} > threshold {alarm['threshold']:.4g}")
+print("  top functions:")
+for function in alarm["top_functions"]:
+    print(f"    {function['score']:10.2f}  {function['name']}  [{function['resource']}]")
+PY
+echo "== every server's analyzer agrees:"
+grep -h '"kind":"anomaly"' "$work"/*.alarms |
+  sed -e 's/.*"reporter":"\([^"]*\)","server":"\([^"]*\)","metrics":\[[^]]*\],"resource":"\([^"]*\)".*/  \1 says \2 limps on \3/' |
+  sort -u
+echo "== clearing the fault and stopping everything"

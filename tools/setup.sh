@@ -7,7 +7,9 @@ packages=(
   cmake g++ make pkgconf
   libunwind-dev libboost-dev liburing-dev libeigen3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev
   iproute2 nftables util-linux procps
+  autoconf automake
 )
 
 missing=()

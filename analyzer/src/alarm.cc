@@ -63,6 +63,7 @@ const char* AlarmKindName(AlarmKind kind) {
 std::string AlarmToJson(const Alarm& alarm) {
   std::string json = "{\"kind\":" + JsonString(AlarmKindName(alarm.kind));
   json += ",\"time_unix_ms\":" + std::to_string(alarm.time_unix_ms);
+  json += ",\"raised_unix_ms\":" + std::to_string(alarm.raised_unix_ms ? alarm.raised_unix_ms : alarm.time_unix_ms);
   json += ",\"window\":" + std::to_string(alarm.window);
   json += ",\"reporter\":" + JsonString(alarm.reporter);
   json += ",\"server\":" + JsonString(alarm.server);

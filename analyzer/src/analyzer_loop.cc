@@ -1,5 +1,6 @@
 #include "limpwatch/analyzer/analyzer_loop.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -131,7 +132,11 @@ void AnalyzerLoop::TickOrThrow(const shm::SegmentView& segment, const std::strin
   }
 }
 
-void AnalyzerLoop::Raise(const Alarm& alarm, const shm::SegmentView& segment, bool publish_alarms) {
+void AnalyzerLoop::Raise(const Alarm& window_alarm, const shm::SegmentView& segment, bool publish_alarms) {
+  Alarm alarm = window_alarm;
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  alarm.raised_unix_ms = uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1000000;
   alarms_.push_back(alarm);
   setup_.log(AlarmToLogLine(alarm));
   if (publish_alarms) PublishAlarm(segment, alarm);

@@ -294,12 +294,13 @@ Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state
   });
   double resource_weight[6] = {};
   double classified = 0, total = 0;
-  for (size_t index = 0; index < ranked.size() && index < kTopFunctions; ++index) {
+  for (size_t index = 0; index < ranked.size() && alarm.top_functions.size() < kTopFunctions; ++index) {
     RootCauseFunction function;
     function.key = ranked[index].first;
     function.score = ranked[index].second;
     function.name_hash = names_ ? names_->HashOfKey(function.key) : 0;
     function.name = names_ ? names_->NameOfKey(function.key) : "";
+    if (manifest_.IsIdle(function.name)) continue;  // waiting for work is a symptom, never a cause
     function.resource = manifest_.Classify(function.name);
     total += function.score;
     if (function.resource != shm::Resource::kUnknown) {

@@ -4,21 +4,15 @@
 #include <netdb.h>
 #include <netinet/in.h>
 
-#include <charconv>
 #include <cstring>
+
+#include "host_port.h"
 
 namespace limpwatch::analyzer {
 
 namespace {
 
 constexpr uint8_t kMappedPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-std::optional<uint16_t> ParsePort(std::string_view text) {
-  unsigned value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value > 65535) return std::nullopt;
-  return static_cast<uint16_t>(value);
-}
 
 }  // namespace
 
@@ -66,22 +60,10 @@ std::optional<PeerAddress> PeerAddress::FromNumericHost(const std::string& host,
 }
 
 std::optional<PeerAddress> PeerAddress::ParseNumeric(std::string_view text) {
-  std::string host;
-  std::string_view port_text;
-  if (!text.empty() && text.front() == '[') {
-    size_t close = text.find(']');
-    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') return std::nullopt;
-    host = std::string(text.substr(1, close - 1));
-    port_text = text.substr(close + 2);
-  } else {
-    size_t colon = text.rfind(':');
-    if (colon == std::string_view::npos || text.find(':') != colon) return std::nullopt;
-    host = std::string(text.substr(0, colon));
-    port_text = text.substr(colon + 1);
-  }
-  auto port = ParsePort(port_text);
-  if (!port) return std::nullopt;
-  return FromNumericHost(host, *port);
+  std::string ignored;
+  auto split = SplitHostPort(text, &ignored);
+  if (!split) return std::nullopt;
+  return FromNumericHost(split->host, split->port);
 }
 
 bool PeerAddress::is_unspecified() const {

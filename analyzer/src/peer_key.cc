@@ -81,6 +81,11 @@ std::optional<PeerKey> LoadPeerKeyFile(const std::string& path, std::string* err
   bool read_ok = ReadAll(fd, PeerKey::kMaxBytes + 3, &bytes, error, path);
   ::close(fd);
   if (!read_ok) return std::nullopt;
+  if (bytes.size() > PeerKey::kMaxBytes + 2) {
+    explicit_bzero(bytes.data(), bytes.size());
+    *error = "peer key file " + path + " holds more than " + std::to_string(PeerKey::kMaxBytes) + " bytes";
+    return std::nullopt;
+  }
   if (!bytes.empty() && bytes.back() == '\n') {
     bytes.pop_back();
     if (!bytes.empty() && bytes.back() == '\r') bytes.pop_back();

@@ -100,10 +100,12 @@ bool IoMediansFinite(const IoMedians& io) {
 // gives each damaged datagram its most telling class.
 DecodeError CheckEnvelope(std::span<const uint8_t> datagram, PeerWireHeaderV1* header) {
   if (datagram.size() > kMaxDatagramBytes) return DecodeError::kOversized;
+  if (datagram.empty()) return DecodeError::kTruncated;
+  // What is there of the magic must match: a short datagram of someone
+  // else's is foreign, a short one of ours is truncated.
+  size_t magic_bytes = std::min(datagram.size(), sizeof(wire::kPeerWireMagic));
+  if (std::memcmp(datagram.data(), wire::kPeerWireMagic, magic_bytes) != 0) return DecodeError::kBadMagic;
   if (datagram.size() < wire::kVersionPrefixBytes) return DecodeError::kTruncated;
-  if (std::memcmp(datagram.data(), wire::kPeerWireMagic, sizeof(wire::kPeerWireMagic)) != 0) {
-    return DecodeError::kBadMagic;
-  }
   uint8_t major = datagram[4];
   uint8_t oldest_major = datagram[6];
   if (oldest_major > kPeerWireMajor || major < kPeerWireOldestReadableMajor || oldest_major > major) {
@@ -264,8 +266,8 @@ EncodeError EncodeSummary(const PeerSummary& summary, const PeerKey* key, std::v
   PeerWireHeaderV1 header;
   FillHeader(summary, node_bytes, total_size,
              key != nullptr ? TagKind::kHmacSha256Truncated128 : TagKind::kNone, &header);
-  out->reserve(kMaxDatagramBytes);
-  wire::Writer writer(out);
+  out->resize(total_size);
+  wire::Writer writer(*out);
   writer.WriteBytes(&header, sizeof(header));
   writer.WriteBytes(summary.node.data(), node_bytes);
   for (const auto& metric : summary.metrics) {
@@ -277,7 +279,7 @@ EncodeError EncodeSummary(const PeerSummary& summary, const PeerKey* key, std::v
     }
   }
   if (key != nullptr) {
-    Sha256::Digest tag = key->hmac().Compute(*out);
+    Sha256::Digest tag = key->hmac().Compute(std::span(*out).first(writer.position()));
     writer.WriteBytes(tag.data(), kPeerWireTagBytes);
   }
   return EncodeError::kNone;

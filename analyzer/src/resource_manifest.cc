@@ -28,7 +28,11 @@ std::optional<shm::Resource> ParseResource(std::string_view name) {
 }
 
 void ResourceManifest::AddRule(const std::string& pattern, shm::Resource resource) {
-  rules_.push_back({pattern, resource});
+  rules_.push_back({pattern, resource, false});
+}
+
+void ResourceManifest::AddIdleRule(const std::string& pattern) {
+  rules_.push_back({pattern, shm::Resource::kUnknown, true});
 }
 
 bool ResourceManifest::Load(const std::string& path, std::vector<std::string>* problems) {
@@ -43,7 +47,11 @@ bool ResourceManifest::Load(const std::string& path, std::vector<std::string>* p
     if (!(fields >> pattern)) continue;
     std::string where = path + ":" + std::to_string(number) + ": ";
     if (!(fields >> resource_name) || (fields >> extra)) {
-      problems->push_back(where + "expected '<function or glob> <disk|network|cpu|memory>'");
+      problems->push_back(where + "expected '<function or glob> <disk|network|cpu|memory|idle>'");
+      continue;
+    }
+    if (resource_name == "idle") {
+      AddIdleRule(pattern);
       continue;
     }
     auto resource = ParseResource(resource_name);
@@ -56,11 +64,21 @@ bool ResourceManifest::Load(const std::string& path, std::vector<std::string>* p
   return true;
 }
 
-shm::Resource ResourceManifest::Classify(const std::string& function) const {
+const ResourceManifest::Rule* ResourceManifest::FirstMatch(const std::string& function) const {
   for (const Rule& rule : rules_) {
-    if (fnmatch(rule.pattern.c_str(), function.c_str(), 0) == 0) return rule.resource;
+    if (fnmatch(rule.pattern.c_str(), function.c_str(), 0) == 0) return &rule;
   }
-  return shm::Resource::kUnknown;
+  return nullptr;
+}
+
+shm::Resource ResourceManifest::Classify(const std::string& function) const {
+  const Rule* rule = FirstMatch(function);
+  return rule == nullptr ? shm::Resource::kUnknown : rule->resource;
+}
+
+bool ResourceManifest::IsIdle(const std::string& function) const {
+  const Rule* rule = FirstMatch(function);
+  return rule != nullptr && rule->idle;
 }
 
 }  // namespace limpwatch::analyzer

@@ -14,7 +14,6 @@
 #include <cstring>
 #include <span>
 #include <type_traits>
-#include <vector>
 
 namespace limpwatch::analyzer::wire {
 
@@ -76,24 +75,33 @@ class Reader {
   bool failed_ = false;
 };
 
-// Appends little-endian values to a byte vector the caller owns.
+// Writes little-endian values into a buffer sized in advance. A write that
+// would pass its end is dropped (and recorded), never performed.
 class Writer {
  public:
-  explicit Writer(std::vector<uint8_t>* out) : out_(out) {}
+  explicit Writer(std::span<uint8_t> out) : out_(out) {}
 
   template <typename T>
   void Write(T value) {
     LittleEndian<T> field;
     field.Set(value);
-    out_->insert(out_->end(), field.bytes, field.bytes + sizeof(T));
+    WriteBytes(field.bytes, sizeof(T));
   }
   void WriteBytes(const void* data, size_t size) {
-    const auto* bytes = static_cast<const uint8_t*>(data);
-    out_->insert(out_->end(), bytes, bytes + size);
+    if (size > out_.size() - position_) {
+      overflowed_ = true;
+      return;
+    }
+    if (size > 0) std::memcpy(out_.data() + position_, data, size);
+    position_ += size;
   }
+  size_t position() const { return position_; }
+  bool overflowed() const { return overflowed_; }
 
  private:
-  std::vector<uint8_t>* out_;
+  std::span<uint8_t> out_;
+  size_t position_ = 0;
+  bool overflowed_ = false;
 };
 
 }  // namespace limpwatch::analyzer::wire

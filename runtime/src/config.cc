@@ -50,7 +50,7 @@ RuntimeConfig ReadConfigFromEnvironment(std::vector<std::string>* problems) {
       config.name = name;
     } else {
       problems->push_back(std::string("LIMPWATCH_NAME='") + name +
-                          "' must be 1-63 characters of letters, digits, '_' or '-', not all digits; "
+                          "' must be 1-63 characters of letters, digits, '_', '-' or '.', not all digits; "
                           "naming the segment after the pid");
     }
   }

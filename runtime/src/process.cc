@@ -1,6 +1,7 @@
 // Start-up, fork, thread exit and process exit of the runtime.
 #include "process.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -247,6 +248,14 @@ void RegisterThreadExit() { pthread_setspecific(g_thread_exit_key, reinterpret_c
 void LogLine(const std::string& message) {
   std::string line = "limpwatch[" + std::to_string(getpid()) + "]: " + message + "\n";
   ssize_t ignored = write(STDERR_FILENO, line.data(), line.size());
+  // A daemonized server's stderr is /dev/null: LIMPWATCH_LOG keeps the lines.
+  if (const char* path = std::getenv("LIMPWATCH_LOG"); path != nullptr && path[0] != '\0') {
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      ignored = write(fd, line.data(), line.size());
+      close(fd);
+    }
+  }
   (void)ignored;
 }
 

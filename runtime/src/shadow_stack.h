@@ -8,6 +8,14 @@
 // Anything unusual leaves the inline path for a cold function: a thread with
 // no slot yet, a stack deeper than its stored frames, an exit that does not
 // match the top frame (longjmp, an exception through C frames).
+//
+// A function not selected for tracing (LIMPWATCH_SELECT) pushes nothing: its
+// enter returns after the index lookup, and its exit after the top-frame check
+// and the same lookup, so its time stays in its caller's self time. The
+// top-frame check comes first on exit so that a frame pushed before a
+// re-selection turned its function off still pops; an exit whose function was
+// turned on while it ran finds no frame and is counted as unmatched by
+// ExitUnusual, which leaves the stack as it is.
 #ifndef LIMPWATCH_RUNTIME_SRC_SHADOW_STACK_H_
 #define LIMPWATCH_RUNTIME_SRC_SHADOW_STACK_H_
 
@@ -32,6 +40,7 @@ LW_HOT void Bump(std::atomic<uint64_t>& counter, uint64_t amount) {
 
 LW_HOT void PushFrame(ThreadState& thread, uint64_t address) {
   uint32_t id = LookupFunction(address);
+  if (id == kUnselectedFunction) return;
   uint32_t depth = thread.depth;
   if (__builtin_expect(depth >= thread.stack_depth || id == shm::kNoFunction, 0)) {
     EnterUnusual(thread, address, id);
@@ -85,13 +94,12 @@ LW_HOT void RecordExit(uint64_t address) {
   if (thread.in_hook) return;
   thread.in_hook = 1;
   if (__builtin_expect(thread.status == ThreadStatus::kRecording, 1)) {
-    uint64_t now = ReadTicks();
     uint32_t depth = thread.depth;
     if (__builtin_expect(depth - 1 < thread.stack_depth, 1) &&
         thread.frames[depth - 1].address.load(std::memory_order_relaxed) == address) {
-      PopFrame(thread, depth - 1, now);
-    } else {
-      ExitUnusual(thread, address, now);
+      PopFrame(thread, depth - 1, ReadTicks());
+    } else if (!IsUnselected(address)) {
+      ExitUnusual(thread, address, ReadTicks());
     }
   }
   thread.in_hook = 0;

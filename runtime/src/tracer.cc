@@ -94,6 +94,13 @@ void FoldIo(shm::IoBlock& total, shm::IoBlock& own) {
       FoldInto(to.errors, from.errors);
     }
   }
+  for (uint32_t role = 0; role < shm::kSocketRoleCount; ++role) {
+    FoldInto(total.socket_reads[role].calls, own.socket_reads[role].calls);
+    FoldInto(total.socket_reads[role].bytes, own.socket_reads[role].bytes);
+    FoldInto(total.socket_reads[role].ticks, own.socket_reads[role].ticks);
+    FoldInto(total.socket_reads[role].errors, own.socket_reads[role].errors);
+  }
+  FoldInto(total.untimed_calls, own.untimed_calls);
   FoldErrnos(total, own);
 }
 

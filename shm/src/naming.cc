@@ -5,8 +5,11 @@
 namespace limpwatch::shm {
 namespace {
 
+// Dots are allowed: PVFS aliases are often host names ("node1.cluster") or
+// "127.0.0.1_tcp3334". The pid is split off at the last dot.
 bool IsNameCharacter(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+         c == '.';
 }
 
 bool AllDigits(std::string_view text) {
@@ -32,7 +35,7 @@ bool IsValidSegmentName(std::string_view name) {
   for (char c : name) {
     if (!IsNameCharacter(c)) return false;
   }
-  return !AllDigits(name);
+  return !AllDigits(name) && name.front() != '.' && name.back() != '.';
 }
 
 std::string SegmentObjectName(std::string_view name, pid_t pid) {

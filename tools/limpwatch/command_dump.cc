@@ -33,6 +33,12 @@ std::string OpenFrameFunctionName(const shm::Snapshot& snapshot, const shm::Open
   return snapshot.functions[frame.function].name;
 }
 
+double SegmentLifetimeSeconds(const DumpData& dump) {
+  const shm::Snapshot& s = dump.snapshot;
+  if (s.liveness != shm::Liveness::kLive || s.taken_realtime_ns <= dump.created_realtime_ns) return 0;
+  return double(s.taken_realtime_ns - dump.created_realtime_ns) / 1e9;
+}
+
 double AverageSelfNs(const shm::Snapshot& snapshot, const shm::FunctionRecord& function) {
   if (function.counters.calls == 0) return 0;
   return snapshot.TicksToNs(function.counters.self_ticks) / double(function.counters.calls);

@@ -157,6 +157,8 @@ int RunTop(const std::vector<std::string>& args) {
 
   bool terminal = isatty(STDOUT_FILENO) == 1;
   auto after = std::make_unique<shm::Snapshot>();
+  analyzer::NodeRateTracker node_rates;
+  node_rates.Update(before->node_metrics);
   for (uint64_t frame = 0; settings.iterations == 0 || frame < settings.iterations; ++frame) {
     bool owner_gone = false;
     if (!WaitOneDelay(&stop, *reader, settings.delay_seconds, &owner_gone)) break;
@@ -165,6 +167,7 @@ int RunTop(const std::vector<std::string>& args) {
 
     TopFrameOptions frame_options = settings.frame;
     if (terminal) FitToTerminal(&frame_options);
+    frame_options.node_rates = &node_rates.Update(after->node_metrics);
     std::string text = settings.samples ? RenderSampleTopFrame(*before, *after, interval, frame_options)
                                         : RenderTopFrame(*before, *after, interval, frame_options);
     if (terminal) {

@@ -21,6 +21,7 @@ int RunAlarms(const std::vector<std::string>& args);
 int RunAnalyze(const std::vector<std::string>& args);
 int RunTrain(const std::vector<std::string>& args);
 int RunDiagnose(const std::vector<std::string>& args);
+int RunSelect(const std::vector<std::string>& args);
 
 }  // namespace limpwatch::cli
 

@@ -24,6 +24,10 @@ double OpenFrameElapsedMs(const shm::Snapshot& snapshot, const shm::OpenFrame& f
 // whose function was not recorded or is not in the snapshot.
 std::string OpenFrameFunctionName(const shm::Snapshot& snapshot, const shm::OpenFrame& frame);
 
+// Seconds from the segment's creation to the snapshot while its owner runs
+// (what `dump` divides I/O totals by); 0 once it exited or went stale.
+double SegmentLifetimeSeconds(const DumpData& dump);
+
 // Average self time per call in ns; 0 without calls.
 double AverageSelfNs(const shm::Snapshot& snapshot, const shm::FunctionRecord& function);
 

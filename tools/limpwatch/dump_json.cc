@@ -7,6 +7,7 @@
 
 #include "dump.h"
 #include "format.h"
+#include "io_view.h"
 #include "json_writer.h"
 #include "sample_profile.h"
 
@@ -135,6 +136,8 @@ std::string RenderDumpJson(const DumpData& dump) {
   WriteCounters(&json, dump.snapshot);
   json.Key("samples");
   WriteSampleProfileJson(&json, BuildSampleProfile(dump.snapshot));
+  WriteIoJson(&json, dump.snapshot, SegmentLifetimeSeconds(dump));
+  WriteNodeMetricsJson(&json, dump.snapshot.node_metrics);
   json.EndObject();
   return json.str();
 }

@@ -6,6 +6,7 @@
 
 #include "dump.h"
 #include "format.h"
+#include "io_view.h"
 #include "sample_profile.h"
 #include "table.h"
 
@@ -144,7 +145,8 @@ std::string CountersSection(const shm::Snapshot& s) {
 std::string RenderDumpText(const DumpData& dump) {
   const shm::Snapshot& s = dump.snapshot;
   return HeaderSection(dump) + "\n" + FunctionSection(s) + "\n" + ThreadSection(s) + "\n" + CountersSection(s) +
-         "\nSAMPLES (CPU time per function, since the start)\n" + RenderSampleProfileText(BuildSampleProfile(s), 0);
+         "\nSAMPLES (CPU time per function, since the start)\n" + RenderSampleProfileText(BuildSampleProfile(s), 0) +
+         "\n" + RenderIoTotalsText(s, SegmentLifetimeSeconds(dump)) + "\n" + RenderNodeMetricsText(s.node_metrics);
 }
 
 }  // namespace limpwatch::cli

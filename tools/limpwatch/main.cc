@@ -35,6 +35,7 @@ constexpr Command kCommands[] = {
     {"analyze", RunAnalyze},
     {"train", RunTrain},
     {"diagnose", RunDiagnose},
+    {"select", RunSelect},
 };
 
 int RunHelp(const std::vector<std::string>& args) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "format.h"
+#include "io_view.h"
 #include "table.h"
 
 namespace limpwatch::cli {
@@ -108,11 +109,17 @@ std::string RenderTopFrame(const shm::Snapshot& before, const shm::Snapshot& aft
     return a->id < b->id;
   });
 
+  // Between the header and the function table: a frame has no blank line,
+  // since blank lines separate the frames of a non-terminal `top`.
+  analyzer::IoMetrics io = analyzer::DeriveIoMetrics(before, after);
+  std::string io_section = RenderIoInterval(io, options.node_rates ? *options.node_rates : io.node);
+  size_t io_lines = static_cast<size_t>(std::count(io_section.begin(), io_section.end(), '\n'));
+
   size_t shown = rows.size();
   if (options.limit != 0) shown = std::min(shown, options.limit);
   if (options.max_lines != 0) {
-    // Three header lines, the column titles and a possible "more" line.
-    size_t budget = options.max_lines > 5 ? options.max_lines - 5 : 1;
+    // Three header lines, the column titles, a possible "more" line and the I/O section.
+    size_t budget = options.max_lines > 5 + io_lines ? options.max_lines - 5 - io_lines : 1;
     shown = std::min(shown, budget);
   }
 
@@ -140,6 +147,7 @@ std::string RenderTopFrame(const shm::Snapshot& before, const shm::Snapshot& aft
     size_t room = options.max_width > others ? options.max_width - others : 0;
     table.SetMaxWidth(kFunctionColumn, std::max(room, kMinFunctionWidth));
   }
+  out += io_section;
   out += table.Render();
   if (rows.empty()) {
     out += "(no calls in this interval)\n";

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "limpwatch/analyzer/interval.h"
+#include "limpwatch/analyzer/io_metrics.h"
 #include "limpwatch/shm/snapshot.h"
 
 namespace limpwatch::cli {
@@ -21,6 +22,9 @@ struct TopFrameOptions {
   size_t limit = 25;      // functions shown at most; 0 for all
   size_t max_lines = 0;   // screen height to fit the whole frame into; 0: no limit
   size_t max_width = 0;   // screen width to fit the rows into; 0: no limit
+  // Node metrics to show, from the caller's NodeRateTracker; null: derived
+  // from `before` and `after` alone (invalid when both hold the same sample).
+  const analyzer::NodeRates* node_rates = nullptr;
 };
 
 // `before` and `after` are consecutive snapshots of one segment and

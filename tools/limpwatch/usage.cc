@@ -65,6 +65,25 @@ constexpr CommandText kCommands[] = {
      "    -m, --manifest FILE     function-to-resource manifest\n"
      "    --json                  alarms as JSON lines\n"
      "    --windows               one line per window with the servers it indicts\n"},
+    {"select", "limpwatch select [DUMP.json...] [--live NAME [--seconds S] [--window S]] [-m MANIFEST] [-o FILE] [--gcc-flags FILE]",
+     "  Proposes what to trace from recorded profiles ('limpwatch dump --json' files, one\n"
+     "  window each, or a live segment watched for S seconds). Kept: a function with\n"
+     "  diagnostic weight (>= --min-calls calls or >= --min-seconds total time in some\n"
+     "  window, or named by a rule of the resource MANIFEST) whose tracing cost does not\n"
+     "  dominate (calls x --cost-ns <= --max-cost-percent of its self time).\n"
+     "  Writes a LIMPWATCH_SELECT manifest of the kept functions and the GCC flag\n"
+     "  -finstrument-functions-exclude-function-list= for a rebuild without the dropped\n"
+     "  ones, and prints the estimated tracing cost saved.\n"
+     "    --live NAME               observe this segment instead of (or besides) files\n"
+     "    --seconds S, --window S   how long to observe (default 10) and the window (default 1)\n"
+     "    -m, --manifest FILE       PVFS function-to-resource manifest\n"
+     "    --min-calls N             default 100\n"
+     "    --min-seconds S           default 1\n"
+     "    --cost-ns NS              cost of a traced call (default 30)\n"
+     "    --unselected-cost-ns NS   cost of an unselected call (default 4.5)\n"
+     "    --max-cost-percent P      default 10\n"
+     "    -o, --output FILE         the manifest (default: standard output)\n"
+     "    --gcc-flags FILE          the GCC flags (default: standard output)\n"},
     {"help", "limpwatch help [COMMAND]", "  This text, or the help of one command.\n"},
     {"version", "limpwatch version", "  The version of this tool.\n"},
 };

@@ -29,7 +29,8 @@ enum class AlarmKind {
 
 struct Alarm {
   AlarmKind kind = AlarmKind::kAnomaly;
-  uint64_t time_unix_ms = 0;
+  uint64_t time_unix_ms = 0;    // the end of the window that raised it (the same online and offline)
+  uint64_t raised_unix_ms = 0;  // when it was raised (online: the clock; offline: time_unix_ms)
   uint64_t window = 0;
   std::string reporter;  // the server whose analyzer raised it
   std::string server;    // the server indicted

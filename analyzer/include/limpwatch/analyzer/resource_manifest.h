@@ -1,7 +1,10 @@
 // Which resource a function stands for: disk, network, CPU or memory.
 //
 // A manifest is a text file, one rule a line, '#' starts a comment:
-//     <function name or glob> <disk|network|cpu|memory>
+//     <function name or glob> <disk|network|cpu|memory|idle>
+// "idle" marks functions where threads wait for work (a job queue's wait,
+// an event loop's epoll_wait): their time grows when the server has less to
+// do, so they are never named as a root cause.
 // The first matching rule wins. The PVFS manifest (pvfs-patches/) maps
 // trove/dbpf calls to disk, BMI calls to network, and so on; the test-bed
 // ships its own.
@@ -26,16 +29,22 @@ class ResourceManifest {
   // *problems ("file:line: ...") and skipped. False if it cannot be read.
   bool Load(const std::string& path, std::vector<std::string>* problems);
   void AddRule(const std::string& pattern, shm::Resource resource);
+  void AddIdleRule(const std::string& pattern);
 
-  // The resource of the first rule matching `function`, or kUnknown.
+  // The resource of the first rule matching `function`, or kUnknown (also
+  // for idle functions).
   shm::Resource Classify(const std::string& function) const;
+  // True when the first rule matching `function` marks it idle.
+  bool IsIdle(const std::string& function) const;
   size_t size() const { return rules_.size(); }
 
  private:
   struct Rule {
     std::string pattern;
     shm::Resource resource;
+    bool idle;
   };
+  const Rule* FirstMatch(const std::string& function) const;
   std::vector<Rule> rules_;
 };
 

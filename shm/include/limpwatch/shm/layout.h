@@ -65,8 +65,10 @@ namespace limpwatch::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x544e454d47455357ull;  // "WSEGMENT" little-endian
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 2;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
+inline constexpr uint16_t kVersionMinor = 3;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
                                               // 2: IoBlock socket_reads + untimed_calls, NodeMetricsRecord disk_*
+                                              // 3: ProcessCounters selections_applied, selection_errors,
+                                              //    functions_unselected
 inline constexpr uint16_t kEndianMark = 0x0102;
 inline constexpr uint32_t kHeaderSize = 4096;
 
@@ -127,7 +129,11 @@ struct ProcessCounters {
   std::atomic<uint64_t> threads_without_slot;  // threads not recorded: all slots busy
   std::atomic<uint64_t> calls_without_slot;    // their calls
   std::atomic<uint64_t> forks_followed;        // a child of this process took a segment of its own
-  std::atomic<uint64_t> reserved[8];
+  // Selective tracing (LIMPWATCH_SELECT, since 1.3).
+  std::atomic<uint64_t> selections_applied;    // manifests applied (at start and on each change)
+  std::atomic<uint64_t> selection_errors;      // manifests rejected: the previous selection stayed
+  std::atomic<uint64_t> functions_unselected;  // registered functions not traced under the current selection
+  std::atomic<uint64_t> reserved[5];
 };
 
 struct FunctionIndexEntry {
@@ -216,8 +222,9 @@ struct ErrnoCount {
 // Who opened a socket's connection, for seed 001's nsread and ncread: a server
 // reads requests on sockets it accept()ed, a client reads responses on sockets
 // it connect()ed. Reads on those sockets are counted a second time in
-// IoBlock::socket_reads[role]; sockets of neither origin (socketpair, an
-// unconnected UDP socket) count in neither.
+// IoBlock::socket_reads[role] (not MSG_PEEK receives, nor the EAGAIN returns
+// of non-blocking sockets: they read no request); sockets of neither origin
+// (socketpair, an unconnected UDP socket) count in neither.
 enum class SocketRole : uint32_t {
   kAccepted = 0,
   kConnected = 1,

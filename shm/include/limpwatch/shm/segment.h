@@ -25,7 +25,8 @@ namespace limpwatch::shm {
 inline constexpr std::string_view kObjectPrefix = "limpwatch.";
 
 // True when `name` may be used as LIMPWATCH_NAME: 1-63 characters of
-// [A-Za-z0-9_-], not all digits (an all-digit name would read as a pid).
+// [A-Za-z0-9_.-], not all digits (it would read as a pid), not starting or
+// ending with a dot.
 bool IsValidSegmentName(std::string_view name);
 
 // "limpwatch.<pid>" or "limpwatch.<name>.<pid>".

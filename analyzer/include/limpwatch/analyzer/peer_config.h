@@ -1,0 +1,98 @@
+// Which servers exchange summaries, and which of them is this one.
+//
+// Two sources, read once at start (names are resolved then, not per window):
+//
+//   LIMPWATCH_PEERS=[name=]host:port,[name=]host:port,...
+//       IPv4 ("10.0.0.1:4334"), IPv6 in brackets ("[::1]:4334") or a host
+//       name. The port is limpwatch's UDP port. Without a name, an entry is
+//       named by its "host:port" text.
+//
+//   LIMPWATCH_PVFS_CONFIG=/etc/pvfs2-fs.conf
+//       The PVFS / OrangeFS server configuration every server already
+//       shares. Its <Aliases> section lists the servers:
+//           Alias <name> tcp://<host>:<bmi-port>[,<other-bmi-address>...]
+//       limpwatch listens on UDP port <bmi-port> + LIMPWATCH_PEER_PORT_OFFSET
+//       (default 1000; 0 is allowed, UDP and TCP ports do not collide), or
+//       on the port LIMPWATCH_PEER_PORTS=<alias>=<port>,... gives an alias.
+//       The per-alias ports live in the environment, not in fs.conf, because
+//       PVFS asserts that an Alias line has exactly two arguments.
+//
+// If both are set, LIMPWATCH_PEERS wins (and an error line says so).
+//
+// This server is the entry named by LIMPWATCH_SELF (a name, or for
+// LIMPWATCH_PEERS also the "host:port" text), else the entry named like
+// LIMPWATCH_NAME. It binds to that entry's address and port unless
+// LIMPWATCH_PEER_BIND=<ip>:<port> overrides it (e.g. "0.0.0.0:4334" or
+// "[::]:4334"; a dual-stack IPv6 bind also reaches IPv4 peers).
+//
+// Every malformed entry gives one error line naming its origin (the file and
+// line, or the variable and entry number); the good entries are kept.
+#ifndef LIMPWATCH_ANALYZER_PEER_CONFIG_H_
+#define LIMPWATCH_ANALYZER_PEER_CONFIG_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "limpwatch/analyzer/peer_address.h"
+
+namespace limpwatch::analyzer {
+
+inline constexpr uint16_t kDefaultPeerPortOffset = 1000;
+
+struct PeerEndpoint {
+  std::string name;     // the alias, the given name, or "host:port"
+  std::string host;     // as written
+  uint16_t port = 0;    // limpwatch's UDP port
+  PeerAddress address;  // resolved once, at load
+  std::string origin;   // "/etc/pvfs2-fs.conf:12" or "LIMPWATCH_PEERS entry 3"
+};
+
+// The environment variables this configuration is read from, gathered so
+// tests and tools can supply them without touching the process environment.
+struct PeerConfigSources {
+  std::string peers;        // LIMPWATCH_PEERS
+  std::string pvfs_config;  // LIMPWATCH_PVFS_CONFIG
+  std::string self;         // LIMPWATCH_SELF
+  std::string node_name;    // LIMPWATCH_NAME
+  std::string port_offset;  // LIMPWATCH_PEER_PORT_OFFSET
+  std::string alias_ports;  // LIMPWATCH_PEER_PORTS
+  std::string bind;         // LIMPWATCH_PEER_BIND
+
+  static PeerConfigSources FromEnvironment();
+};
+
+struct PeerConfig {
+  std::vector<PeerEndpoint> servers;  // every server, this one included, in file order
+  std::optional<size_t> self;         // this server's index in `servers`
+  std::optional<PeerAddress> bind_override;
+  std::vector<std::string> errors;    // one line each
+
+  // The servers to send to: all but this one.
+  std::vector<PeerEndpoint> Peers() const;
+  // Where to bind: the override, else this server's own address; nullopt
+  // when neither is known.
+  std::optional<PeerAddress> BindAddress() const;
+};
+
+// Reads, resolves and checks everything. Never throws; problems are in errors.
+PeerConfig LoadPeerConfig(const PeerConfigSources& sources);
+
+// The entries of a LIMPWATCH_PEERS value; bad entries add to *errors.
+std::vector<PeerEndpoint> ParsePeerList(std::string_view text, std::vector<std::string>* errors);
+
+// How fs.conf's BMI ports become limpwatch's UDP ports.
+struct PvfsPortRule {
+  uint16_t offset = kDefaultPeerPortOffset;
+  std::vector<std::pair<std::string, uint16_t>> alias_ports;  // per-alias ports, which win
+};
+
+// The aliases of a PVFS configuration file; bad lines add to *errors.
+std::vector<PeerEndpoint> ParsePvfsAliases(const std::string& path, const PvfsPortRule& rule,
+                                           std::vector<std::string>* errors);
+
+}  // namespace limpwatch::analyzer
+
+#endif  // LIMPWATCH_ANALYZER_PEER_CONFIG_H_

@@ -1,0 +1,264 @@
+#include "limpwatch/analyzer/node_metrics.h"
+
+#include <fcntl.h>
+#include <malloc.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+namespace limpwatch::analyzer {
+namespace {
+
+constexpr size_t kReadChunk = 16384;
+
+uint64_t ClockNs(clockid_t clock) {
+  timespec now{};
+  clock_gettime(clock, &now);
+  return uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec);
+}
+
+// The whole of a (small, /proc or /sys) file; false with errno set on failure.
+bool ReadWholeFile(const std::string& path, std::string* out) {
+  out->clear();
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  while (true) {
+    size_t used = out->size();
+    out->resize(used + kReadChunk);
+    ssize_t count = read(fd, out->data() + used, kReadChunk);
+    if (count < 0) {
+      if (errno == EINTR) {
+        out->resize(used);
+        continue;
+      }
+      int error = errno;
+      close(fd);
+      errno = error;
+      return false;
+    }
+    out->resize(used + static_cast<size_t>(count));
+    if (count == 0) break;
+  }
+  close(fd);
+  return true;
+}
+
+std::string Unreadable(const std::string& path) { return "cannot read " + path + ": " + std::strerror(errno); }
+
+// Splits off the next whitespace-separated field of *text.
+std::string_view NextField(std::string_view* text) {
+  size_t start = text->find_first_not_of(" \t");
+  if (start == std::string_view::npos) {
+    *text = {};
+    return {};
+  }
+  size_t end = text->find_first_of(" \t", start);
+  std::string_view field = text->substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+  *text = end == std::string_view::npos ? std::string_view{} : text->substr(end);
+  return field;
+}
+
+bool ParseNumber(std::string_view field, uint64_t* out) {
+  if (field.empty()) return false;
+  auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), *out);
+  return error == std::errc() && end == field.data() + field.size();
+}
+
+// Calls visit(line) for each line of text until it returns false.
+template <typename Visit>
+void ForEachLine(std::string_view text, Visit visit) {
+  while (!text.empty()) {
+    size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    if (!visit(line)) return;
+    if (end == std::string_view::npos) return;
+    text.remove_prefix(end + 1);
+  }
+}
+
+uint64_t HeapBytes(const std::string& proc_root) {
+  struct mallinfo2 info = mallinfo2();
+  uint64_t bytes = uint64_t(info.arena) + uint64_t(info.hblkhd);
+  if (bytes != 0) return bytes;
+  // Another allocator: the data segment (heap and anonymous mappings) instead.
+  std::string statm;
+  if (!ReadWholeFile(proc_root + "/self/statm", &statm)) return 0;
+  std::string_view rest = statm;
+  uint64_t data_pages = 0;
+  for (int field = 0; field < 6; ++field) {
+    std::string_view value = NextField(&rest);
+    if (field == 5 && !ParseNumber(value, &data_pages)) return 0;
+  }
+  return data_pages * uint64_t(sysconf(_SC_PAGESIZE));
+}
+
+void StoreName(const std::string& name, std::atomic<uint64_t> (&words)[4]) {
+  char bytes[sizeof words] = {};
+  std::memcpy(bytes, name.data(), std::min(name.size(), sizeof bytes - 1));
+  for (size_t word = 0; word < 4; ++word) {
+    uint64_t value = 0;
+    for (size_t byte = 0; byte < 8; ++byte) value |= uint64_t(static_cast<uint8_t>(bytes[word * 8 + byte])) << (8 * byte);
+    words[word].store(value, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace
+
+StorageDevice ResolveStorageDevice(const std::string& directory, const std::string& sys_root) {
+  StorageDevice device;
+  device.directory = directory;
+  struct stat status;
+  if (stat(directory.c_str(), &status) != 0) {
+    device.state = shm::DiskState::kBadDirectory;
+    device.problem = "storage directory '" + directory + "': " + std::strerror(errno);
+    return device;
+  }
+  if (!S_ISDIR(status.st_mode)) {
+    device.state = shm::DiskState::kBadDirectory;
+    device.problem = "storage directory '" + directory + "' is not a directory";
+    return device;
+  }
+  device.major = gnu_dev_major(status.st_dev);
+  device.minor = gnu_dev_minor(status.st_dev);
+  std::string numbers = std::to_string(device.major) + ":" + std::to_string(device.minor);
+  char target[4096];
+  ssize_t length = readlink((sys_root + "/dev/block/" + numbers).c_str(), target, sizeof target - 1);
+  if (length <= 0) {
+    device.state = shm::DiskState::kNoBlockDevice;
+    device.problem = "storage directory '" + directory + "' is on device " + numbers +
+                     ", which is no block device (tmpfs, overlay, NFS, ...): no disk metrics";
+    return device;
+  }
+  target[length] = '\0';
+  const char* slash = std::strrchr(target, '/');
+  device.name = slash != nullptr ? slash + 1 : target;
+  device.state = shm::DiskState::kDevice;
+  return device;
+}
+
+bool ParseProcStat(std::string_view text, uint64_t* interrupts, uint64_t* context_switches) {
+  bool have_interrupts = false, have_switches = false;
+  ForEachLine(text, [&](std::string_view line) {
+    std::string_view rest = line;
+    std::string_view key = NextField(&rest);
+    if (key == "intr") have_interrupts = ParseNumber(NextField(&rest), interrupts);
+    if (key == "ctxt") have_switches = ParseNumber(NextField(&rest), context_switches);
+    return !(have_interrupts && have_switches);
+  });
+  return have_interrupts && have_switches;
+}
+
+bool ParseVmstatPagesAllocated(std::string_view text, uint64_t* pages) {
+  bool found = false;
+  uint64_t total = 0;
+  ForEachLine(text, [&](std::string_view line) {
+    std::string_view rest = line;
+    std::string_view key = NextField(&rest);
+    uint64_t value = 0;
+    if (key.substr(0, 8) == "pgalloc_" && ParseNumber(NextField(&rest), &value)) {
+      total += value;
+      found = true;
+    }
+    return true;
+  });
+  if (found) *pages = total;
+  return found;
+}
+
+bool ParseDiskstats(std::string_view text, uint32_t major, uint32_t minor, DiskCounters* out) {
+  bool found = false;
+  ForEachLine(text, [&](std::string_view line) {
+    std::string_view rest = line;
+    uint64_t line_major = 0, line_minor = 0;
+    if (!ParseNumber(NextField(&rest), &line_major) || !ParseNumber(NextField(&rest), &line_minor)) return true;
+    if (line_major != major || line_minor != minor) return true;
+    NextField(&rest);  // the name
+    uint64_t fields[11];
+    for (uint64_t& field : fields) {
+      if (!ParseNumber(NextField(&rest), &field)) return false;
+    }
+    // reads, merged, sectors, ms, writes, merged, sectors, ms, in flight, io ms, weighted ms
+    *out = DiskCounters{fields[0], fields[2], fields[3], fields[4], fields[6], fields[7], fields[9], fields[10]};
+    found = true;
+    return false;
+  });
+  return found;
+}
+
+void PublishNodeSample(const NodeSample& sample, const StorageDevice& device, shm::NodeMetricsRecord* record) {
+  shm::DiskState state = device.state;
+  if (state == shm::DiskState::kDevice && !sample.disk_found) state = shm::DiskState::kNotInDiskstats;
+  DiskCounters disk = sample.disk_found ? sample.disk : DiskCounters{};
+
+  uint64_t sequence = record->sequence.load(std::memory_order_relaxed);
+  record->sequence.store(sequence + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  record->timestamp_ns.store(sample.timestamp_ns, std::memory_order_relaxed);
+  record->interrupts.store(sample.interrupts, std::memory_order_relaxed);
+  record->context_switches.store(sample.context_switches, std::memory_order_relaxed);
+  record->pages_allocated.store(sample.pages_allocated, std::memory_order_relaxed);
+  record->heap_bytes.store(sample.heap_bytes, std::memory_order_relaxed);
+  record->process_cpu_ns.store(sample.process_cpu_ns, std::memory_order_relaxed);
+  record->disk_reads_completed.store(disk.reads_completed, std::memory_order_relaxed);
+  record->disk_writes_completed.store(disk.writes_completed, std::memory_order_relaxed);
+  record->disk_sectors_read.store(disk.sectors_read, std::memory_order_relaxed);
+  record->disk_sectors_written.store(disk.sectors_written, std::memory_order_relaxed);
+  record->disk_read_ms.store(disk.read_ms, std::memory_order_relaxed);
+  record->disk_write_ms.store(disk.write_ms, std::memory_order_relaxed);
+  record->disk_io_ms.store(disk.io_ms, std::memory_order_relaxed);
+  record->disk_weighted_io_ms.store(disk.weighted_io_ms, std::memory_order_relaxed);
+  record->disk_state.store(static_cast<uint32_t>(state), std::memory_order_relaxed);
+  record->disk_major.store(device.major, std::memory_order_relaxed);
+  record->disk_minor.store(device.minor, std::memory_order_relaxed);
+  StoreName(device.name, record->disk_name);
+  record->sequence.store(sequence + 2, std::memory_order_release);
+}
+
+NodeMetricsSampler::NodeMetricsSampler(const std::string& storage_directory, std::string proc_root,
+                                       std::string sys_root)
+    : proc_root_(std::move(proc_root)), device_(ResolveStorageDevice(storage_directory, sys_root)) {}
+
+NodeSample NodeMetricsSampler::Read(std::vector<std::string>* problems) const {
+  NodeSample sample;
+  sample.timestamp_ns = ClockNs(CLOCK_REALTIME);
+  std::string text;
+  std::string path = proc_root_ + "/stat";
+  if (!ReadWholeFile(path, &text)) {
+    problems->push_back(Unreadable(path));
+  } else if (!ParseProcStat(text, &sample.interrupts, &sample.context_switches)) {
+    problems->push_back(path + " has no intr or ctxt line");
+  }
+  path = proc_root_ + "/vmstat";
+  if (!ReadWholeFile(path, &text)) {
+    problems->push_back(Unreadable(path));
+  } else if (!ParseVmstatPagesAllocated(text, &sample.pages_allocated)) {
+    problems->push_back(path + " has no pgalloc_* line");
+  }
+  sample.heap_bytes = HeapBytes(proc_root_);
+  sample.process_cpu_ns = ClockNs(CLOCK_PROCESS_CPUTIME_ID);
+  if (device_.state == shm::DiskState::kDevice) {
+    path = proc_root_ + "/diskstats";
+    if (!ReadWholeFile(path, &text)) {
+      problems->push_back(Unreadable(path));
+    } else {
+      sample.disk_found = ParseDiskstats(text, device_.major, device_.minor, &sample.disk);
+      if (!sample.disk_found) {
+        problems->push_back(path + " has no line for " + device_.name + " (" + std::to_string(device_.major) + ":" +
+                            std::to_string(device_.minor) + ")");
+      }
+    }
+  }
+  return sample;
+}
+
+void NodeMetricsSampler::SampleInto(shm::NodeMetricsRecord* record, std::vector<std::string>* problems) {
+  PublishNodeSample(Read(problems), device_, record);
+}
+
+}  // namespace limpwatch::analyzer

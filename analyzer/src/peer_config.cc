@@ -1,0 +1,168 @@
+#include "limpwatch/analyzer/peer_config.h"
+
+#include <cstdlib>
+
+#include "host_port.h"
+
+namespace limpwatch::analyzer {
+
+namespace {
+
+std::string Variable(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? std::string() : std::string(value);
+}
+
+// Calls `visit(entry, number)` for each comma-separated entry (1-based),
+// trimmed; empty entries are skipped (a trailing comma is harmless).
+template <typename Visit>
+void ForEachListEntry(std::string_view text, Visit visit) {
+  size_t number = 0;
+  while (!text.empty()) {
+    size_t comma = text.find(',');
+    std::string_view entry = TrimWhitespace(text.substr(0, comma));
+    ++number;
+    if (!entry.empty()) visit(entry, number);
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+}
+
+PvfsPortRule ReadPortRule(const PeerConfigSources& sources, std::vector<std::string>* errors) {
+  PvfsPortRule rule;
+  if (!sources.port_offset.empty()) {
+    auto offset = ParsePortNumber(TrimWhitespace(sources.port_offset));
+    if (offset) {
+      rule.offset = *offset;
+    } else {
+      errors->push_back("LIMPWATCH_PEER_PORT_OFFSET='" + sources.port_offset + "' is not a number in 0-65535; using " +
+                        std::to_string(kDefaultPeerPortOffset));
+    }
+  }
+  ForEachListEntry(sources.alias_ports, [&](std::string_view entry, size_t number) {
+    size_t equals = entry.find('=');
+    auto port = equals == std::string_view::npos ? std::nullopt : ParsePortNumber(entry.substr(equals + 1));
+    if (equals == 0 || !port || *port == 0) {
+      errors->push_back("LIMPWATCH_PEER_PORTS entry " + std::to_string(number) + " '" + std::string(entry) +
+                        "': expected <alias>=<port>");
+      return;
+    }
+    rule.alias_ports.emplace_back(std::string(entry.substr(0, equals)), *port);
+  });
+  return rule;
+}
+
+void FindSelf(const PeerConfigSources& sources, bool from_peer_list, PeerConfig* config) {
+  auto find = [&](const std::string& wanted) -> std::optional<size_t> {
+    for (size_t i = 0; i < config->servers.size(); ++i) {
+      const PeerEndpoint& server = config->servers[i];
+      if (server.name == wanted) return i;
+      if (from_peer_list && server.host + ":" + std::to_string(server.port) == wanted) return i;
+    }
+    return std::nullopt;
+  };
+  if (!sources.self.empty()) {
+    config->self = find(sources.self);
+    if (!config->self) {
+      config->errors.push_back("LIMPWATCH_SELF='" + sources.self + "' names none of the " +
+                               std::to_string(config->servers.size()) + " configured servers");
+    }
+    return;
+  }
+  if (!sources.node_name.empty()) config->self = find(sources.node_name);
+  if (!config->self && !config->servers.empty() && !config->bind_override) {
+    config->errors.push_back("cannot tell which configured server is this one: set LIMPWATCH_SELF" +
+                             (sources.node_name.empty() ? std::string()
+                                                        : " (LIMPWATCH_NAME='" + sources.node_name + "' matches none)"));
+  }
+}
+
+}  // namespace
+
+PeerConfigSources PeerConfigSources::FromEnvironment() {
+  PeerConfigSources sources;
+  sources.peers = Variable("LIMPWATCH_PEERS");
+  sources.pvfs_config = Variable("LIMPWATCH_PVFS_CONFIG");
+  sources.self = Variable("LIMPWATCH_SELF");
+  sources.node_name = Variable("LIMPWATCH_NAME");
+  sources.port_offset = Variable("LIMPWATCH_PEER_PORT_OFFSET");
+  sources.alias_ports = Variable("LIMPWATCH_PEER_PORTS");
+  sources.bind = Variable("LIMPWATCH_PEER_BIND");
+  return sources;
+}
+
+std::vector<PeerEndpoint> PeerConfig::Peers() const {
+  std::vector<PeerEndpoint> peers;
+  for (size_t i = 0; i < servers.size(); ++i) {
+    if (!self || i != *self) peers.push_back(servers[i]);
+  }
+  return peers;
+}
+
+std::optional<PeerAddress> PeerConfig::BindAddress() const {
+  if (bind_override) return bind_override;
+  if (self) return servers[*self].address;
+  return std::nullopt;
+}
+
+std::vector<PeerEndpoint> ParsePeerList(std::string_view text, std::vector<std::string>* errors) {
+  std::vector<PeerEndpoint> peers;
+  ForEachListEntry(text, [&](std::string_view entry, size_t number) {
+    std::string origin = "LIMPWATCH_PEERS entry " + std::to_string(number);
+    std::string name;
+    std::string_view address_text = entry;
+    if (size_t equals = entry.find('='); equals != std::string_view::npos) {
+      name = std::string(TrimWhitespace(entry.substr(0, equals)));
+      address_text = TrimWhitespace(entry.substr(equals + 1));
+      if (name.empty()) {
+        errors->push_back(origin + " '" + std::string(entry) + "': empty name before '='");
+        return;
+      }
+    }
+    std::string error;
+    auto split = SplitHostPort(address_text, &error);
+    if (split && split->port == 0) error = "port 0 in '" + std::string(address_text) + "'";
+    if (!split || split->port == 0) {
+      errors->push_back(origin + ": " + error);
+      return;
+    }
+    auto address = ResolvePeerHost(split->host, split->port, &error);
+    if (!address) {
+      errors->push_back(origin + ": " + error);
+      return;
+    }
+    if (name.empty()) name = std::string(address_text);
+    peers.push_back({name, split->host, split->port, *address, origin});
+  });
+  return peers;
+}
+
+PeerConfig LoadPeerConfig(const PeerConfigSources& sources) {
+  PeerConfig config;
+  try {
+    if (!sources.bind.empty()) {
+      config.bind_override = PeerAddress::ParseNumeric(TrimWhitespace(sources.bind));
+      if (!config.bind_override) {
+        config.errors.push_back("LIMPWATCH_PEER_BIND='" + sources.bind +
+                                "' is not a numeric <ip>:<port> or [<ipv6>]:<port>");
+      }
+    }
+    bool from_peer_list = !sources.peers.empty();
+    if (from_peer_list) {
+      if (!sources.pvfs_config.empty()) {
+        config.errors.push_back("both LIMPWATCH_PEERS and LIMPWATCH_PVFS_CONFIG are set; LIMPWATCH_PVFS_CONFIG='" +
+                                sources.pvfs_config + "' is ignored");
+      }
+      config.servers = ParsePeerList(sources.peers, &config.errors);
+    } else if (!sources.pvfs_config.empty()) {
+      PvfsPortRule rule = ReadPortRule(sources, &config.errors);
+      config.servers = ParsePvfsAliases(sources.pvfs_config, rule, &config.errors);
+    }
+    FindSelf(sources, from_peer_list, &config);
+  } catch (const std::exception& exception) {
+    config.errors.push_back(std::string("peer configuration: ") + exception.what());
+  }
+  return config;
+}
+
+}  // namespace limpwatch::analyzer

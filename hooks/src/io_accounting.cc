@@ -1,0 +1,126 @@
+#include "io_accounting.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "process.h"
+
+namespace limpwatch::hooks {
+
+// A call this long or longer is timed every time: measuring it costs under 0.5 %.
+constexpr uint64_t kSlowCallNs = 10000;
+// Faster calls are timed one in this many (a power of two, at most 128).
+constexpr uint32_t kFastCallPeriod = 32;
+
+constinit IoTimingPolicy g_timing{kFastCallPeriod - 1, 0};
+constinit thread_local IoTimingState t_timing [[gnu::tls_model("initial-exec")]] = {};
+
+namespace {
+
+bool ProcessReady() {
+  return runtime::g_process.phase.load(std::memory_order_acquire) ==
+         static_cast<uint32_t>(runtime::ProcessPhase::kReady);
+}
+
+// The slow-call threshold in ticks, once the clock is calibrated.
+void SetSlowCallTicks() {
+  if (g_timing.slow_call_ticks.load(std::memory_order_relaxed) != 0 || !ProcessReady()) return;
+  double ns_per_tick = runtime::g_process.header->ns_per_tick;
+  if (ns_per_tick > 0) {
+    g_timing.slow_call_ticks.store(static_cast<uint64_t>(double(kSlowCallNs) / ns_per_tick), std::memory_order_relaxed);
+  }
+}
+
+void LogOnce(const std::string& message);
+
+// LIMPWATCH_IO_TIMING: "adaptive" (the default) or "every".
+void ReadTimingPolicy() {
+  const char* text = std::getenv("LIMPWATCH_IO_TIMING");
+  if (text == nullptr || *text == '\0' || std::strcmp(text, "adaptive") == 0) return;
+  if (std::strcmp(text, "every") == 0) {
+    g_timing.fast_call_mask = 0;
+    return;
+  }
+  LogOnce("ignoring LIMPWATCH_IO_TIMING='" + std::string(text) + "': expected adaptive or every; using adaptive");
+}
+
+void LogOnce(const std::string& message) {
+  runtime::ThreadState& thread = runtime::t_thread;
+  uint32_t saved_guard = thread.in_hook;
+  thread.in_hook = 1;
+  runtime::LogLine(message);
+  thread.in_hook = saved_guard;
+}
+
+// LIMPWATCH_FD_TABLE_SIZE: fewer fd table entries than the 65536 there are.
+void ReadFdTableSize() {
+  const char* text = std::getenv("LIMPWATCH_FD_TABLE_SIZE");
+  if (text == nullptr || *text == '\0') return;
+  char* end = nullptr;
+  unsigned long size = std::strtoul(text, &end, 10);
+  if (*end != '\0' || size < 16 || size > kFdTableSize) {
+    LogOnce("ignoring LIMPWATCH_FD_TABLE_SIZE='" + std::string(text) + "': expected 16 to " +
+            std::to_string(kFdTableSize) + "; the table has " + std::to_string(kFdTableSize) + " entries");
+    return;
+  }
+  g_fd_table_size = static_cast<uint32_t>(size);
+}
+
+// After the runtime's start-up (priority 101), so the clock is calibrated.
+[[gnu::constructor(102)]] void ReadIoConfig() {
+  int saved_errno = errno;
+  ReadFdTableSize();
+  ReadTimingPolicy();
+  SetSlowCallTicks();
+  errno = saved_errno;
+}
+
+}  // namespace
+
+bool AcquireSinkUnusual(runtime::ThreadState& thread, IoSink* sink) {
+  if (thread.in_hook != 0) return false;
+  SetSlowCallTicks();
+  if (thread.status == runtime::ThreadStatus::kUnattached) {
+    thread.in_hook = 1;
+    bool recording = runtime::AttachThread(thread);
+    thread.in_hook = 0;
+    if (recording) {
+      sink->block = thread.io;
+      sink->shared = false;
+      return true;
+    }
+  }
+  if (thread.status == runtime::ThreadStatus::kNoSlot && ProcessReady()) {
+    // No slot of its own: the process totals take its calls, so none is lost.
+    sink->block = &runtime::CurrentSegmentView().retired()->io;
+    sink->shared = true;
+    return true;
+  }
+  return false;
+}
+
+void CountErrno(const IoSink& sink, shm::FdKind kind, shm::IoOperation operation, int error) {
+  uint32_t key = ((static_cast<uint32_t>(error) & 0xffff) << 16 | static_cast<uint32_t>(kind) << 8 |
+                  static_cast<uint32_t>(operation)) +
+                 1;
+  for (shm::ErrnoCount& slot : sink.block->errnos) {
+    uint32_t existing = slot.key.load(std::memory_order_acquire);
+    if (existing == 0) {
+      if (!sink.shared) {
+        // Single writer: the count is in place before a reader can see the key.
+        slot.count.store(1, std::memory_order_relaxed);
+        slot.key.store(key, std::memory_order_release);
+        return;
+      }
+      if (slot.key.compare_exchange_strong(existing, key, std::memory_order_acq_rel)) existing = key;
+    }
+    if (existing == key) {
+      Add(slot.count, 1, sink.shared);
+      return;
+    }
+  }
+  Add(sink.block->errno_overflow, 1, sink.shared);
+}
+
+}  // namespace limpwatch::hooks

@@ -1,0 +1,41 @@
+#include "sampler/sampler_config.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace limpwatch::runtime {
+namespace {
+
+const char* Get(const char* variable) {
+  const char* value = std::getenv(variable);
+  return (value != nullptr && value[0] != '\0') ? value : nullptr;
+}
+
+}  // namespace
+
+SamplerConfig ReadSamplerConfig(std::vector<std::string>* problems) {
+  SamplerConfig config;
+  if (const char* value = Get("LIMPWATCH_SAMPLE_HZ")) {
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long parsed = std::strtoull(value, &end, 10);
+    if (errno != 0 || end == value || *end != '\0' || value[0] == '-' || parsed > kMaxSampleHz) {
+      problems->push_back(std::string("LIMPWATCH_SAMPLE_HZ='") + value + "' is not a whole number from 0 to " +
+                          std::to_string(kMaxSampleHz) + "; sampling at " + std::to_string(kDefaultSampleHz) +
+                          " Hz");
+    } else {
+      config.rate_hz = static_cast<uint32_t>(parsed);
+    }
+  }
+  if (const char* value = Get("LIMPWATCH_SAMPLE_SYSTEM")) {
+    if (!std::strcmp(value, "1") || !std::strcmp(value, "yes") || !std::strcmp(value, "true")) {
+      config.system_wide = true;
+    } else if (std::strcmp(value, "0") != 0 && std::strcmp(value, "no") != 0 && std::strcmp(value, "false") != 0) {
+      problems->push_back(std::string("LIMPWATCH_SAMPLE_SYSTEM='") + value + "' is not 0/1, yes/no or true/false");
+    }
+  }
+  return config;
+}
+
+}  // namespace limpwatch::runtime

@@ -1,0 +1,175 @@
+#include "selection.h"
+
+#include <cxxabi.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "function_registry.h"
+#include "process.h"
+#include "selection_symbols.h"
+#include "service_tasks.h"
+
+namespace limpwatch::runtime {
+namespace {
+
+constexpr uint32_t kManifestCheckPeriodMs = 200;
+
+constinit std::atomic<const Selection*> g_active{nullptr};
+
+// What identifies one version of the manifest file.
+struct FileStamp {
+  bool exists = false;
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size = 0;
+  timespec modified{};
+  bool operator==(const FileStamp& other) const {
+    return exists == other.exists && device == other.device && inode == other.inode && size == other.size &&
+           modified.tv_sec == other.modified.tv_sec && modified.tv_nsec == other.modified.tv_nsec;
+  }
+};
+
+// Service-thread state (and the start-up constructor, before that thread runs).
+struct Watch {
+  std::string path;  // LIMPWATCH_SELECT, empty when unset
+  FileStamp stamp;
+  uint64_t object_generation = 0;
+  SelectionManifest last_good;
+  bool have_good = false;
+};
+Watch* g_watch = nullptr;
+
+FileStamp StampOf(const std::string& path) {
+  FileStamp stamp;
+  struct stat status{};
+  if (stat(path.c_str(), &status) != 0) return stamp;
+  stamp.exists = true;
+  stamp.device = status.st_dev;
+  stamp.inode = status.st_ino;
+  stamp.size = status.st_size;
+  stamp.modified = status.st_mtim;
+  return stamp;
+}
+
+std::string Demangle(std::string_view raw) {
+  if (raw.substr(0, 2) != "_Z") return std::string(raw);
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(std::string(raw).c_str(), nullptr, nullptr, &status);
+  if (status != 0 || demangled == nullptr) return std::string(raw);
+  std::string result(demangled);
+  std::free(demangled);
+  return result;
+}
+
+bool Ready() {
+  return g_process.phase.load(std::memory_order_acquire) == static_cast<uint32_t>(ProcessPhase::kReady);
+}
+
+void Publish(std::unique_ptr<Selection> selection) {
+  // The previous selection is deliberately leaked: a registration may be reading it.
+  g_active.store(selection.release(), std::memory_order_seq_cst);
+  if (!Ready()) return;
+  uint64_t unselected = ApplySelectionToIndex();
+  g_process.header->counters.functions_unselected.store(unselected, std::memory_order_relaxed);
+  g_process.header->counters.selections_applied.fetch_add(1, std::memory_order_relaxed);
+}
+
+void CountError() {
+  if (Ready()) g_process.header->counters.selection_errors.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Re-reads the manifest when it changed and rebuilds the selection when the
+// manifest or the set of loaded objects changed.
+void Refresh(Watch& watch, bool starting) {
+  FileStamp stamp = StampOf(watch.path);
+  uint64_t generation = LoadedObjectGeneration();
+  bool manifest_changed = starting || !(stamp == watch.stamp);
+  if (!manifest_changed && generation == watch.object_generation) return;
+  watch.stamp = stamp;
+  watch.object_generation = generation;
+  if (manifest_changed) {
+    SelectionManifest manifest;
+    std::string error;
+    if (!LoadSelectionManifest(watch.path, &manifest, &error)) {
+      LogLine(error + (watch.have_good ? "; keeping the previous selection" : "; tracing every function"));
+      CountError();
+      return;
+    }
+    watch.last_good = std::move(manifest);
+    watch.have_good = true;
+  }
+  if (!watch.have_good) return;
+  Publish(Selection::Build(watch.last_good));
+}
+
+void SelectionTask(const shm::SegmentView&, uint64_t) {
+  if (g_watch != nullptr) Refresh(*g_watch, false);
+}
+
+}  // namespace
+
+std::unique_ptr<Selection> Selection::Build(SelectionManifest manifest) {
+  auto selection = std::unique_ptr<Selection>(new Selection());
+  selection->default_selected_ = !manifest.has_include;
+  for (const LoadedObject& object : ListLoadedObjects()) {
+    selection->code_ranges_.insert(selection->code_ranges_.end(), object.code_ranges.begin(),
+                                   object.code_ranges.end());
+    ForEachFunctionSymbol(object.path, [&](const FunctionSymbol& symbol) {
+      std::string display = Demangle(symbol.name);
+      FunctionFacts facts{symbol.name, display, symbol.source_file, object.path};
+      if (IsSelected(manifest, facts) != selection->default_selected_) {
+        selection->exceptions_.push_back(object.bias + symbol.file_address);
+      }
+    });
+  }
+  std::sort(selection->exceptions_.begin(), selection->exceptions_.end());
+  selection->exceptions_.erase(std::unique(selection->exceptions_.begin(), selection->exceptions_.end()),
+                               selection->exceptions_.end());
+  std::sort(selection->code_ranges_.begin(), selection->code_ranges_.end());
+  selection->manifest_ = std::move(manifest);
+  return selection;
+}
+
+bool Selection::SelectsAddress(uint64_t address) const {
+  bool exception = std::binary_search(exceptions_.begin(), exceptions_.end(), address);
+  return exception != default_selected_;
+}
+
+bool Selection::SelectsScopeName(const char* name) const {
+  return IsSelected(manifest_, FunctionFacts{name, name, {}, {}});
+}
+
+bool Selection::CoversCode(uint64_t address) const {
+  auto after = std::upper_bound(code_ranges_.begin(), code_ranges_.end(), std::make_pair(address, UINT64_MAX));
+  return after != code_ranges_.begin() && address < std::prev(after)->second;
+}
+
+const Selection* ActiveSelection() { return g_active.load(std::memory_order_seq_cst); }
+
+void StartSelection() {
+  const char* path = std::getenv("LIMPWATCH_SELECT");
+  if (path == nullptr || path[0] == '\0' || g_watch != nullptr) return;
+  g_watch = new Watch();
+  g_watch->path = path;
+  Refresh(*g_watch, true);
+  RegisterServiceTask("selection", SelectionTask, kManifestCheckPeriodMs);
+}
+
+// After the runtime's own start-up (priority 101), before the program's
+// constructors: their calls are decided by the manifest too.
+[[gnu::constructor(102)]] void StartSelectionAtLoad() {
+  ThreadState& thread = t_thread;
+  uint32_t saved_guard = thread.in_hook;
+  thread.in_hook = 1;
+  int saved_errno = errno;
+  StartSelection();
+  errno = saved_errno;
+  thread.in_hook = saved_guard;
+}
+
+}  // namespace limpwatch::runtime

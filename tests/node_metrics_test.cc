@@ -1,0 +1,234 @@
+// Node metrics from the real /proc and /sys: the sampler in this process,
+// and the sampler running inside a traced process on its service thread.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "limpwatch/analyzer/io_metrics.h"
+#include "limpwatch/analyzer/node_metrics.h"
+#include "support/io_run.h"
+
+namespace limpwatch::testing {
+namespace {
+
+using analyzer::NodeMetricsSampler;
+using analyzer::NodeSample;
+using analyzer::StorageDevice;
+
+constexpr size_t kMiB = 1 << 20;
+
+// A scratch directory on a block device: under /tmp if that has one, else
+// /var/tmp; empty (with the reason) when neither has.
+struct DiskDirectory {
+  std::unique_ptr<ScratchDirectory> scratch;
+  StorageDevice device;
+  std::string reason;
+};
+
+DiskDirectory FindDiskDirectory() {
+  DiskDirectory found;
+  for (const char* parent : {"/tmp", "/var/tmp"}) {
+    StorageDevice device = analyzer::ResolveStorageDevice(parent);
+    if (device.state == shm::DiskState::kDevice) {
+      found.scratch = std::make_unique<ScratchDirectory>(parent);
+      found.device = device;
+      return found;
+    }
+    found.reason += std::string(parent) + ": " + device.problem + "; ";
+  }
+  return found;
+}
+
+// Writes `megabytes` MiB the device must see (O_DIRECT, else buffered + fsync).
+void WriteToDevice(const std::string& directory, int megabytes) {
+  std::string path = directory + "/node-metrics-io";
+  int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_DIRECT, 0600);
+  if (fd < 0) fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0600);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  void* block = nullptr;
+  ASSERT_EQ(posix_memalign(&block, 4096, kMiB), 0);
+  std::memset(block, 'n', kMiB);
+  for (int i = 0; i < megabytes; ++i) {
+    ASSERT_EQ(pwrite(fd, block, kMiB, off_t(i) * off_t(kMiB)), ssize_t(kMiB)) << std::strerror(errno);
+  }
+  ASSERT_EQ(fsync(fd), 0);
+  close(fd);
+  unlink(path.c_str());
+  std::free(block);
+}
+
+TEST(NodeMetricsTest, StorageDirectoriesResolveToTheirDeviceOrSayWhyNot) {
+  StorageDevice missing = analyzer::ResolveStorageDevice("/nonexistent/limpwatch");
+  EXPECT_EQ(missing.state, shm::DiskState::kBadDirectory);
+  EXPECT_NE(missing.problem.find("No such file or directory"), std::string::npos) << missing.problem;
+
+  StorageDevice not_directory = analyzer::ResolveStorageDevice("/proc/self/stat");
+  EXPECT_EQ(not_directory.state, shm::DiskState::kBadDirectory);
+  EXPECT_NE(not_directory.problem.find("not a directory"), std::string::npos) << not_directory.problem;
+
+  StorageDevice shm_device = analyzer::ResolveStorageDevice("/dev/shm");  // tmpfs
+  EXPECT_EQ(shm_device.state, shm::DiskState::kNoBlockDevice);
+  EXPECT_EQ(shm_device.major, 0u);
+  EXPECT_NE(shm_device.problem.find("no block device"), std::string::npos) << shm_device.problem;
+
+  DiskDirectory disk = FindDiskDirectory();
+  if (!disk.scratch) GTEST_SKIP() << "no block device under /tmp or /var/tmp: " << disk.reason;
+  // The name is the kernel's, and /proc/diskstats has a line for it.
+  char link[4096] = {};
+  std::string sys_path = "/sys/dev/block/" + std::to_string(disk.device.major) + ":" + std::to_string(disk.device.minor);
+  ASSERT_GT(readlink(sys_path.c_str(), link, sizeof link - 1), 0);
+  EXPECT_EQ(disk.device.name, std::string(std::strrchr(link, '/') + 1));
+  NodeMetricsSampler sampler(disk.scratch->path());
+  std::vector<std::string> problems;
+  NodeSample sample = sampler.Read(&problems);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  EXPECT_TRUE(sample.disk_found);
+}
+
+TEST(NodeMetricsTest, RealProcCountersMoveWhenTheTestDoesDiskIo) {
+  DiskDirectory disk = FindDiskDirectory();
+  if (!disk.scratch) GTEST_SKIP() << "no block device under /tmp or /var/tmp: " << disk.reason;
+  NodeMetricsSampler sampler(disk.scratch->path());
+  std::vector<std::string> problems;
+  NodeSample before = sampler.Read(&problems);
+
+  constexpr int kMegabytes = 8;
+  WriteToDevice(disk.scratch->path(), kMegabytes);
+  // 32 MiB malloc'ed and touched: the kernel allocates pages, malloc holds more.
+  std::vector<char> held(32 * kMiB, 'm');
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  NodeSample after = sampler.Read(&problems);
+  ASSERT_TRUE(problems.empty()) << problems.front();
+
+  EXPECT_GT(after.timestamp_ns, before.timestamp_ns);
+  EXPECT_GT(after.interrupts, before.interrupts);
+  EXPECT_GT(after.context_switches, before.context_switches);
+  EXPECT_GE(after.pages_allocated - before.pages_allocated, 32 * kMiB / 4096);
+  EXPECT_GE(after.heap_bytes, before.heap_bytes + 31 * kMiB);  // the arena may have trimmed a little meanwhile
+  EXPECT_GT(after.process_cpu_ns, before.process_cpu_ns);
+  ASSERT_TRUE(after.disk_found);
+  EXPECT_GT(after.disk.writes_completed, before.disk.writes_completed);
+  EXPECT_GE(after.disk.sectors_written - before.disk.sectors_written, uint64_t(kMegabytes) * kMiB / 512);
+  EXPECT_GE(after.disk.io_ms, before.disk.io_ms);
+  EXPECT_GT(held[12345], 0);
+}
+
+TEST(NodeMetricsTest, PublishingUsesTheSequenceLock) {
+  shm::NodeMetricsRecord record{};
+  NodeSample sample;
+  sample.timestamp_ns = 1234;
+  sample.interrupts = 7;
+  sample.disk_found = true;
+  sample.disk.sectors_written = 99;
+  StorageDevice device;
+  device.state = shm::DiskState::kDevice;
+  device.major = 254;
+  device.name = "vda";
+  analyzer::PublishNodeSample(sample, device, &record);
+  EXPECT_EQ(record.sequence.load(), 2u);  // odd while written, even and advanced by two after
+  EXPECT_EQ(record.interrupts.load(), 7u);
+  EXPECT_EQ(record.disk_sectors_written.load(), 99u);
+  EXPECT_EQ(record.disk_state.load(), uint32_t(shm::DiskState::kDevice));
+  EXPECT_EQ(record.disk_name[0].load() & 0xffffff, uint64_t('v' | 'd' << 8 | 'a' << 16));
+  sample.disk_found = false;  // the device vanished from /proc/diskstats
+  analyzer::PublishNodeSample(sample, device, &record);
+  EXPECT_EQ(record.sequence.load(), 4u);
+  EXPECT_EQ(record.disk_state.load(), uint32_t(shm::DiskState::kNotInDiskstats));
+  EXPECT_EQ(record.disk_sectors_written.load(), 0u);
+}
+
+TEST(NodeMetricsTest, ATracedProcessPublishesNodeMetricsEverySecond) {
+  DiskDirectory disk = FindDiskDirectory();
+  if (!disk.scratch) GTEST_SKIP() << "no block device under /tmp or /var/tmp: " << disk.reason;
+  std::string name = UniqueSegmentName("io-disk");
+  SegmentCleanup cleanup(name);
+  int output = -1;
+  pid_t pid = StartProgram(TestProgram("io_calls"), {"disk", disk.scratch->path(), "3200"},
+                           {"LIMPWATCH_NAME=" + name, "LIMPWATCH_KEEP=1", "LIMPWATCH_STORAGE_DIR=" + disk.scratch->path()},
+                           &output);
+  ASSERT_GT(pid, 0);
+  std::string started = ReadLine(output);
+  ASSERT_EQ(started.rfind("started", 0), 0u) << started;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  shm::Snapshot first = ReadSegment(name, pid);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1300));
+  shm::Snapshot second = ReadSegment(name, pid);
+  std::string rest;
+  for (std::string line = ReadLine(output); !line.empty(); line = ReadLine(output)) rest += line + "\n";
+  close(output);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << rest;
+
+  ASSERT_TRUE(second.node_metrics.valid);
+  EXPECT_EQ(second.node_metrics.disk_state, shm::DiskState::kDevice);
+  EXPECT_EQ(second.node_metrics.disk_name, disk.device.name);
+  EXPECT_EQ(second.node_metrics.disk_major, disk.device.major);
+  analyzer::IoMetrics interval = analyzer::DeriveIoMetrics(first, second);
+  ASSERT_TRUE(interval.node.valid) << "two distinct samples 1.3 s apart";
+  EXPECT_EQ(interval.node.disk_name, disk.device.name);
+  EXPECT_GT(interval.node.interrupts_per_s, 0);
+  EXPECT_GT(interval.node.context_switches_per_s, 0);
+  EXPECT_GT(interval.node.process_cpu_percent, 0);
+  EXPECT_GT(interval.node.disk_requests_per_s, 0);
+  EXPECT_GT(interval.node.disk_write_mb_per_s, 1.0);  // the program alone writes ~12 MB/s
+  EXPECT_GT(interval.node.disk_iosize_kb, 0);
+  EXPECT_GT(interval.node.disk_utilization, 0);
+  EXPECT_GE(interval.node.disk_await_ms, 0);
+  // The program's own writes and syncs in the same interval: dwrite and dsync.
+  EXPECT_GT(interval.dwrite.calls, 0u);
+  EXPECT_EQ(interval.dwrite.bytes, interval.dwrite.calls * 256 * 1024);  // the program's block size
+  EXPECT_GT(interval.dwrite.ms_per_call, 0);
+  EXPECT_GT(interval.dsync.calls, 0u);
+}
+
+// The program's stdout and stderr together, through a shell that execs it
+// (same pid).
+IoRun RunWithStderr(const std::string& storage_directory, const std::string& milliseconds) {
+  IoRun io;
+  io.name = UniqueSegmentName("io-storage");
+  io.run = RunProgram("/bin/sh", {"-c", "exec \"$0\" idle \"$1\" 2>&1", TestProgram("io_calls"), milliseconds},
+                      {"LIMPWATCH_NAME=" + io.name, "LIMPWATCH_KEEP=1", "LIMPWATCH_STORAGE_DIR=" + storage_directory});
+  EXPECT_EQ(io.run.exit_status, 0) << io.run.output;
+  if (io.run.pid > 0) io.snapshot = ReadSegment(io.name, io.run.pid);
+  return io;
+}
+
+size_t CountOccurrences(const std::string& text, const std::string& what) {
+  size_t count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+
+TEST(NodeMetricsTest, ABadStorageDirectoryIsReportedOnceAndTheRestIsSampled) {
+  IoRun io = RunWithStderr("/nonexistent/limpwatch-storage", "2300");  // three samples
+  SegmentCleanup cleanup(io.name);
+  EXPECT_EQ(CountOccurrences(io.run.output, "LIMPWATCH_STORAGE_DIR"), 1u) << io.run.output;
+  EXPECT_NE(io.run.output.find("/nonexistent/limpwatch-storage"), std::string::npos) << io.run.output;
+  ASSERT_TRUE(io.snapshot.node_metrics.valid);
+  EXPECT_EQ(io.snapshot.node_metrics.disk_state, shm::DiskState::kBadDirectory);
+  EXPECT_GT(io.snapshot.node_metrics.interrupts, 0u);
+  EXPECT_GT(io.snapshot.node_metrics.context_switches, 0u);
+  EXPECT_EQ(io.snapshot.node_metrics.disk_writes_completed, 0u);
+}
+
+TEST(NodeMetricsTest, AStorageDirectoryOnTmpfsHasNoDiskMetrics) {
+  IoRun io = RunWithStderr("/dev/shm", "1300");
+  SegmentCleanup cleanup(io.name);
+  ASSERT_TRUE(io.snapshot.node_metrics.valid);
+  EXPECT_EQ(io.snapshot.node_metrics.disk_state, shm::DiskState::kNoBlockDevice);
+  EXPECT_EQ(CountOccurrences(io.run.output, "no block device"), 1u) << io.run.output;
+  analyzer::NodeRates rates = analyzer::DeriveNodeRates(shm::NodeMetricsValues{}, io.snapshot.node_metrics);
+  EXPECT_NE(analyzer::DiskStateText(rates.disk_state, rates.disk_name, rates.disk_major, rates.disk_minor)
+                .find("no block device"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace limpwatch::testing

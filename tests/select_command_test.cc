@@ -1,0 +1,154 @@
+// `limpwatch select` on a recorded profile of a known program: the functions
+// it keeps, the manifest it writes (applied at run time) and the GCC flags it
+// emits (accepted by GCC, and leaving the dropped functions unhooked).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "support/traced_run.h"
+
+namespace limpwatch::testing {
+namespace {
+
+std::string Shell(const std::string& command, int* status) {
+  std::string output;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return output;
+  char buffer[4096];
+  size_t count;
+  while ((count = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, count);
+  *status = pclose(pipe);
+  return output;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+std::set<std::string> Included(const std::string& manifest) {
+  std::set<std::string> names;
+  std::istringstream lines(manifest);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("include ", 0) == 0) names.insert(line.substr(8));
+  }
+  return names;
+}
+
+// The instructions of one function in `objdump -d` output.
+std::string Disassembly(const std::string& objdump, const std::string& function) {
+  size_t start = objdump.find("<" + function + ">:\n");
+  if (start == std::string::npos) return {};
+  size_t end = objdump.find("\n\n", start);
+  return objdump.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+class SelectCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    prefix_ = "/tmp/" + UniqueSegmentName("lw-selectcmd");
+    std::string name = UniqueSegmentName("selectcmd");
+    SegmentCleanup cleanup(name);
+    ProgramRun run = RunProgram(TestProgram("selection"), {"tree"}, {"LIMPWATCH_NAME=" + name, "LIMPWATCH_KEEP=1"});
+    ASSERT_EQ(run.exit_status, 0);
+    int status = 0;
+    Shell(std::string(LIMPWATCH_CLI_PATH) + " dump " + name + " --json > " + Path("profile.json"), &status);
+    ASSERT_EQ(status, 0);
+  }
+  void TearDown() override {
+    for (const char* suffix : {"profile.json", "manifest", "flags", "resources", "selected.o"}) {
+      std::remove(Path(suffix).c_str());
+    }
+  }
+  std::string Path(const std::string& suffix) const { return prefix_ + "." + suffix; }
+  std::string Select(const std::string& options, int* status) {
+    return Shell(std::string(LIMPWATCH_CLI_PATH) + " select " + Path("profile.json") + " -o " + Path("manifest") +
+                     " --gcc-flags " + Path("flags") + " " + options + " 2>&1",
+                 status);
+  }
+
+  std::string prefix_;
+};
+
+TEST_F(SelectCommandTest, KeepsWeightyFunctionsAndDropsCostlyOnes) {
+  int status = 0;
+  std::string report = Select("--min-seconds 0.05", &status);
+  ASSERT_EQ(status, 0) << report;
+  // Weight: >= 100 calls or >= 50 ms in the window. child_hot has 1000 calls
+  // of a few ns each: 1000 x 30 ns exceeds 10 % of its self time, so it goes.
+  EXPECT_EQ(Included(ReadText(Path("manifest"))),
+            (std::set<std::string>{"main", "parent_work", "child_slow", "sleep_ms"}))
+      << ReadText(Path("manifest"));
+  EXPECT_NE(report.find("kept 4 of 8 functions"), std::string::npos) << report;
+  EXPECT_NE(report.find("estimated tracing cost: everything"), std::string::npos) << report;
+
+  // The manifest, applied at run time, leaves the dropped functions untraced.
+  std::string name = UniqueSegmentName("selectcmd-run");
+  SegmentCleanup cleanup(name);
+  ProgramRun run = RunProgram(TestProgram("selection"), {"tree"},
+                              {"LIMPWATCH_NAME=" + name, "LIMPWATCH_KEEP=1", "LIMPWATCH_SELECT=" + Path("manifest")});
+  ASSERT_EQ(run.exit_status, 0);
+  auto counters = CountersByName(ReadSegment(name, run.pid));
+  EXPECT_EQ(counters["parent_work"].calls, 1u);
+  EXPECT_EQ(counters["child_slow"].calls, 3u);
+  EXPECT_EQ(counters["child_hot"].calls, 0u);
+  EXPECT_EQ(counters["static_helper_two"].calls, 0u);
+}
+
+TEST_F(SelectCommandTest, EmittedFlagsAreAcceptedByGccAndUnhookTheDroppedFunctions) {
+  int status = 0;
+  std::string report = Select("--min-seconds 0.05", &status);
+  ASSERT_EQ(status, 0) << report;
+  std::string flags = ReadText(Path("flags"));
+  while (!flags.empty() && flags.back() == '\n') flags.pop_back();
+  ASSERT_EQ(flags.rfind("-finstrument-functions-exclude-function-list=", 0), 0u) << flags;
+  std::string compile = "cc -O0 -finstrument-functions -fno-inline " + flags + " -c " +
+                        std::string(LIMPWATCH_SOURCE_DIR) + "/tests/programs/selection.c -o " + Path("selected.o") +
+                        " 2>&1";
+  std::string compiler_output = Shell(compile, &status);
+  ASSERT_EQ(status, 0) << compiler_output;
+  EXPECT_EQ(compiler_output, "");
+  std::string objdump = Shell("objdump -dr --no-show-raw-insn " + Path("selected.o"), &status);
+  ASSERT_EQ(status, 0);
+  for (const char* kept : {"main", "parent_work", "child_slow", "sleep_ms"}) {
+    EXPECT_NE(Disassembly(objdump, kept).find("__cyg_profile_func_enter"), std::string::npos) << kept;
+  }
+  for (const char* dropped : {"child_hot", "phase_a"}) {
+    std::string code = Disassembly(objdump, dropped);
+    ASSERT_FALSE(code.empty()) << dropped;
+    if (std::string(dropped) == "child_hot") {
+      EXPECT_EQ(code.find("__cyg_profile_func_enter"), std::string::npos) << code;
+    } else {
+      // Never called in the profile: not listed, so still hooked.
+      EXPECT_NE(code.find("__cyg_profile_func_enter"), std::string::npos) << code;
+    }
+  }
+}
+
+TEST_F(SelectCommandTest, FunctionsNamedByTheResourceManifestAreKept) {
+  std::ofstream(Path("resources")) << "static_helper_one cpu\n";
+  int status = 0;
+  std::string report = Select("--min-seconds 0.05 --max-cost-percent 1000000000 -m " + Path("resources"), &status);
+  ASSERT_EQ(status, 0) << report;
+  std::set<std::string> kept = Included(ReadText(Path("manifest")));
+  EXPECT_TRUE(kept.count("static_helper_one")) << ReadText(Path("manifest"));
+  EXPECT_TRUE(kept.count("child_hot"));           // >= 100 calls, and cost no longer counts
+  EXPECT_FALSE(kept.count("static_helper_two"));  // 7 calls, microseconds, not named
+}
+
+TEST_F(SelectCommandTest, RejectsWhatIsNotADump) {
+  std::ofstream(Path("resources")) << "{\"segments\": []}\n";
+  int status = 0;
+  std::string output = Shell(std::string(LIMPWATCH_CLI_PATH) + " select " + Path("resources") + " 2>&1", &status);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(output.find("not a 'limpwatch dump --json' file"), std::string::npos) << output;
+}
+
+}  // namespace
+}  // namespace limpwatch::testing

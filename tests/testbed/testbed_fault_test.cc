@@ -1,0 +1,170 @@
+// The fault injectors against a real test-bed: each sets a real fault up on
+// one server, the test checks its effect independently of the injector
+// (cgroup files, nft listing, /proc state, the servers' own limpwatch
+// counters), and clearing leaves nothing behind. Tests that need root,
+// cgroups or nftables skip with the reason when those are missing.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "testbed/testbed_cluster.h"
+
+namespace limpwatch::testing {
+namespace {
+
+bool IsDirectory(const std::string& path) {
+  struct stat status {};
+  return stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode);
+}
+
+// The blkio (v1) path of `pid`, from /proc/<pid>/cgroup.
+std::string BlkioCgroupOf(pid_t pid) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/cgroup");
+  std::string line;
+  while (std::getline(file, line)) {
+    std::smatch match;
+    if (std::regex_match(line, match, std::regex("[0-9]+:([^:]*\\bblkio\\b[^:]*):(.*)"))) return match[2];
+  }
+  return {};
+}
+
+char ProcessStateOf(pid_t pid) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(file, text);
+  size_t close_paren = text.rfind(')');
+  return close_paren == std::string::npos || close_paren + 2 >= text.size() ? 0 : text[close_paren + 2];
+}
+
+std::string NftListTable(const std::string& family, const std::string& table) {
+  CommandOutput listing = [&] {
+    // nft through /bin/sh: the test must look with its own eyes, not the launcher's.
+    std::string command = "nft list table " + family + " " + table + " 2>/dev/null";
+    CommandOutput output;
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) return output;
+    char buffer[4096];
+    size_t count;
+    while ((count = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.output.append(buffer, count);
+    output.exit_status = pclose(pipe);
+    return output;
+  }();
+  return listing.exit_status == 0 ? listing.output : std::string();
+}
+
+bool HaveNft() { return geteuid() == 0 && (access("/usr/sbin/nft", X_OK) == 0 || access("/sbin/nft", X_OK) == 0); }
+
+// Mean time per call, in ns, of the storage layer's direct I/O on one server
+// between two snapshots: what a limping disk shows in the profile.
+double StorageNsPerCall(const shm::Snapshot& before, const shm::Snapshot& after) {
+  shm::CounterValues writes = DeltaOf(before, after, "limpwatch::testbed::trove::BstreamStore::WriteDirect");
+  shm::CounterValues reads = DeltaOf(before, after, "limpwatch::testbed::trove::BstreamStore::ReadDirect");
+  uint64_t calls = writes.calls + reads.calls;
+  return calls == 0 ? 0 : after.TicksToNs(writes.self_ticks + reads.self_ticks) / double(calls);
+}
+
+TEST(TestbedFaultTest, DiskBusyMakesThatServersStorageCallsSlower) {
+  if (geteuid() != 0) GTEST_SKIP() << "blkio throttling needs root";
+  if (!IsDirectory("/sys/fs/cgroup/blkio")) GTEST_SKIP() << "no cgroup v1 blkio hierarchy at /sys/fs/cgroup/blkio";
+  struct stat tmp {};
+  if (stat("/tmp", &tmp) != 0 || major(tmp.st_dev) == 0) GTEST_SKIP() << "/tmp is not on a block device";
+  TestbedCluster cluster(3, {"--stripe-kib", "256", "--flow-buffer-kib", "256"});
+  ASSERT_TRUE(cluster.started()) << cluster.start_output();
+  const int slow = 1;
+  const std::string group = "/sys/fs/cgroup/blkio/limpwatch-testbed-" + cluster.alias(slow);
+  std::string original = BlkioCgroupOf(cluster.pid(slow));
+
+  CommandOutput injected = cluster.Launcher(
+      {"inject", "disk-busy", "--server", std::to_string(slow), "--read-mibps", "8", "--write-mibps", "8"});
+  ASSERT_EQ(injected.exit_status, 0) << injected.output;
+  // The throttle is set, reads back, and holds the server: seen from outside the injector.
+  ASSERT_TRUE(IsDirectory(group));
+  std::ifstream write_limit(group + "/blkio.throttle.write_bps_device");
+  std::string limit_line;
+  std::getline(write_limit, limit_line);
+  EXPECT_NE(limit_line.find(" 8388608"), std::string::npos) << limit_line;
+  EXPECT_EQ(BlkioCgroupOf(cluster.pid(slow)), "/limpwatch-testbed-" + cluster.alias(slow));
+
+  std::vector<shm::Snapshot> before;
+  for (int server = 0; server < 3; ++server) before.push_back(cluster.Snapshot(server));
+  // 6 MiB per server written with O_DIRECT, then read back: under a second of
+  // disk time at 8 MiB/s on the throttled server, milliseconds on the others.
+  CommandOutput write = cluster.Client({"ddw", "--size-mib", "18", "--file", "disk-busy", "--keep"});
+  ASSERT_EQ(write.exit_status, 0) << write.output;
+  CommandOutput read = cluster.Client({"ddr", "--file", "disk-busy"});
+  ASSERT_EQ(read.exit_status, 0) << read.output;
+  std::vector<double> ns_per_call;
+  for (int server = 0; server < 3; ++server) {
+    ns_per_call.push_back(StorageNsPerCall(before[static_cast<size_t>(server)], cluster.Snapshot(server)));
+    EXPECT_GT(ns_per_call.back(), 0) << cluster.alias(server) << " made no direct storage calls";
+  }
+  double fastest_other = std::max(ns_per_call[0], ns_per_call[2]);
+  std::printf("[   INFO   ] storage ns per direct I/O call: %.0f / %.0f (throttled) / %.0f\n", ns_per_call[0],
+              ns_per_call[1], ns_per_call[2]);
+  EXPECT_GT(ns_per_call[slow], 4 * fastest_other)
+      << "storage ns per call: " << ns_per_call[0] << " / " << ns_per_call[1] << " (throttled) / " << ns_per_call[2];
+  EXPECT_EQ(cluster.Client({"rm", "disk-busy"}).exit_status, 0);
+
+  CommandOutput cleared = cluster.Launcher({"clear", "disk-busy"});
+  EXPECT_EQ(cleared.exit_status, 0) << cleared.output;
+  EXPECT_FALSE(IsDirectory(group)) << "the cgroup outlived clear";
+  EXPECT_EQ(BlkioCgroupOf(cluster.pid(slow)), original) << "the server did not go back to its cgroup";
+}
+
+TEST(TestbedFaultTest, PacketLossRuleIsSetAndCleared) {
+  if (!HaveNft()) GTEST_SKIP() << "packet loss needs root and nft (Debian package nftables)";
+  TestbedCluster cluster(3, {"--stripe-kib", "64"});
+  ASSERT_TRUE(cluster.started()) << cluster.start_output();
+  const std::string table = "limpwatch_tb_loss_" + std::to_string(cluster.port(0));
+  CommandOutput injected = cluster.Launcher({"inject", "packet-loss", "--server", "0", "--percent", "5"});
+  ASSERT_EQ(injected.exit_status, 0) << injected.output;
+  std::string listing = NftListTable("inet", table);
+  EXPECT_NE(listing.find("tcp dport " + std::to_string(cluster.port(0))), std::string::npos) << listing;
+  EXPECT_NE(listing.find("numgen random mod 1000 < 50"), std::string::npos) << listing;
+
+  // Traffic to that server crosses the rule and loses packets; the data still arrives (TCP resends).
+  CommandOutput load = cluster.Client({"ddw", "--size-mib", "24"});
+  EXPECT_EQ(load.exit_status, 0) << load.output;
+  CommandOutput cleared = cluster.Launcher({"clear", "--server", "0"});
+  ASSERT_EQ(cleared.exit_status, 0) << cleared.output;
+  std::smatch dropped;
+  std::string line = cleared.EventLine("cleared");
+  ASSERT_TRUE(std::regex_search(line, dropped, std::regex("\"packets_dropped\":([0-9]+)"))) << line;
+  EXPECT_GT(std::stoull(dropped[1]), 0u) << "no packet was dropped";
+  EXPECT_TRUE(NftListTable("inet", table).empty()) << "the table outlived clear";
+
+  // clear-all finds a leftover by its name even without a record of it.
+  ASSERT_EQ(std::system(("nft add table inet " + table).c_str()), 0);
+  CommandOutput swept = cluster.Launcher({"clear-all"});
+  EXPECT_EQ(swept.exit_status, 0) << swept.output;
+  EXPECT_TRUE(NftListTable("inet", table).empty()) << "clear-all left " << table;
+}
+
+TEST(TestbedFaultTest, HangStopsTheServerAndClearContinuesIt) {
+  TestbedCluster cluster(3, {"--stripe-kib", "64"});
+  ASSERT_TRUE(cluster.started()) << cluster.start_output();
+  CommandOutput injected = cluster.Launcher({"inject", "hang", "--server", "2"});
+  ASSERT_EQ(injected.exit_status, 0) << injected.output;
+  EXPECT_EQ(ProcessStateOf(cluster.pid(2)), 'T');
+  // A client gives up on it after its timeout; the other servers answer.
+  CommandOutput hung = cluster.Client({"--timeout-ms", "300", "ping", "--server", "2"});
+  EXPECT_NE(hung.exit_status, 0);
+  EXPECT_NE(hung.output.find("\"errno\":110"), std::string::npos) << hung.output;  // ETIMEDOUT
+  EXPECT_EQ(cluster.Client({"--timeout-ms", "2000", "ping", "--server", "0"}).exit_status, 0);
+
+  CommandOutput cleared = cluster.Launcher({"clear", "hang"});
+  EXPECT_EQ(cleared.exit_status, 0) << cleared.output;
+  EXPECT_NE(ProcessStateOf(cluster.pid(2)), 'T');
+  CommandOutput again = cluster.Client({"--timeout-ms", "2000", "ping", "--server", "2"});
+  EXPECT_EQ(again.exit_status, 0) << again.output;
+}
+
+}  // namespace
+}  // namespace limpwatch::testing

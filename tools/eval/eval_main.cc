@@ -1,0 +1,364 @@
+// limpwatch-eval: the accuracy table of limpwatch on the test-bed.
+//
+// Trains thresholds on fault-free ddw and ddr runs, then runs the matrix
+// workload x fault x faulty server x repetition, each experiment fault-free,
+// then faulty, then recovering, and scores it as seed 000's Table 1 does.
+//
+//   limpwatch-eval --out DIR [--servers 4] [--workloads ddw,ddr,iozonew,iozoner,postmark]
+//                  [--faults disk-busy,disk-hog,...|all] [--reps 1] [--phases 15,20,15]
+//                  [--train-seconds 20] [--no-train] [--html] [--check]
+//
+// --check exits 1 unless every fault-free experiment raised no alarm and
+// every faulty one indicted its faulty server and no other (for CI).
+#include <dirent.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "limpwatch/analyzer/trace_file.h"
+#include "report.h"
+#include "scoring.h"
+#include "subprocess.h"
+
+namespace limpwatch::eval {
+namespace {
+
+constexpr uint64_t kGraceMs = 10000;  // windows overlapping the fault's end finish after it
+
+struct Options {
+  std::string out;
+  int servers = 4;
+  std::vector<std::string> workloads{"ddw", "ddr", "iozonew", "iozoner", "postmark"};
+  std::vector<std::string> faults{"disk-busy", "disk-hog",     "cpu-quota", "cpu-hog",   "memory-hog", "packet-loss",
+                                  "network-delay", "crash",    "hang",      "emfile",    "enospc"};
+  int reps = 1;
+  int fault_free_s = 15, faulty_s = 20, recovery_s = 15;
+  int train_s = 20;
+  bool train = true;
+  bool html = false;
+  bool check = false;
+};
+
+std::vector<std::string> Split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  std::string part;
+  while (std::getline(stream, part, ',')) {
+    if (!part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
+
+uint64_t NowMs() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1000000;
+}
+
+// Sleeps, but returns early (false) on Ctrl-C.
+bool SleepSeconds(int seconds) {
+  for (int tenth = 0; tenth < seconds * 10; ++tenth) {
+    if (Interrupted()) return false;
+    usleep(100000);
+  }
+  return !Interrupted();
+}
+
+std::string ExpectedResource(const std::string& fault) {
+  if (fault.rfind("disk", 0) == 0) return "disk";
+  if (fault.rfind("cpu", 0) == 0) return "cpu";
+  if (fault == "memory-hog") return "memory";
+  if (fault == "packet-loss" || fault == "network-delay" || fault.find("network-hog") != std::string::npos) {
+    return "network";
+  }
+  if (fault == "crash" || fault == "hang") return "process";
+  return "";  // propagated errors: any resource will do
+}
+
+std::vector<std::string> ListFiles(const std::string& directory, const std::string& suffix) {
+  std::vector<std::string> files;
+  if (DIR* handle = opendir(directory.c_str())) {
+    while (dirent* entry = readdir(handle)) {
+      std::string name = entry->d_name;
+      if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        files.push_back(directory + "/" + name);
+      }
+    }
+    closedir(handle);
+  }
+  return files;
+}
+
+class Evaluation {
+ public:
+  explicit Evaluation(Options options) : options_(std::move(options)) {}
+
+  int Run();
+
+ private:
+  std::vector<std::string> ClusterEnvironment(const std::string& directory) const;
+  bool StartCluster(const std::string& directory, const std::string& extra_flag);
+  void StopCluster(const std::string& directory);
+  pid_t StartWorkload(const std::string& workload, const std::string& directory, int seconds);
+  bool Train();
+  bool RunExperiment(Experiment* experiment, int number);
+  void Progress(int done, int total, uint64_t started_ms);
+
+  Options options_;
+  std::string thresholds_;
+  std::string manifest_ = LIMPWATCH_TESTBED_MANIFEST;
+};
+
+std::vector<std::string> Evaluation::ClusterEnvironment(const std::string& directory) const {
+  std::vector<std::string> environment{
+      "LIMPWATCH_ANALYZE=1",
+      "LIMPWATCH_ALARMS=" + directory + "/%n.alarms",
+      "LIMPWATCH_RECORD=" + directory + "/%n.lwtrace",
+      "LIMPWATCH_MANIFEST=" + manifest_,
+      "LIMPWATCH_QUIET=1",
+  };
+  if (!thresholds_.empty()) environment.push_back("LIMPWATCH_THRESHOLDS=" + thresholds_);
+  return environment;
+}
+
+bool Evaluation::StartCluster(const std::string& directory, const std::string& extra_flag) {
+  RunCommand({"/bin/mkdir", "-p", directory});
+  std::vector<std::string> argv{LIMPWATCH_TESTBED_PATH, "start", "--dir", directory + "/cluster", "--servers",
+                                std::to_string(options_.servers), "--base-port", "0"};
+  if (!extra_flag.empty()) {
+    argv.push_back(extra_flag.substr(0, extra_flag.find(' ')));
+    argv.push_back(extra_flag.substr(extra_flag.find(' ') + 1));
+  }
+  CommandOutput started = RunCommand(argv, ClusterEnvironment(directory));
+  if (started.status != 0) {
+    std::fprintf(stderr, "limpwatch-eval: the test-bed did not start in %s:\n%s\n", directory.c_str(),
+                 started.output.c_str());
+    return false;
+  }
+  return true;
+}
+
+void Evaluation::StopCluster(const std::string& directory) {
+  RunCommand({LIMPWATCH_TESTBED_PATH, "clear-all", "--dir", directory + "/cluster"});
+  RunCommand({LIMPWATCH_TESTBED_PATH, "stop", "--dir", directory + "/cluster"});
+}
+
+pid_t Evaluation::StartWorkload(const std::string& workload, const std::string& directory, int seconds) {
+  std::vector<std::string> argv{LIMPWATCH_TESTBED_PATH, "run", workload, "--dir", directory + "/cluster", "--"};
+  if (workload == "postmark") {
+    // postmark has no time limit of its own: it runs until the runner stops it (SIGINT).
+    argv.insert(argv.end(), {"--files", "200", "--transactions", "100000000"});
+  } else {
+    argv.insert(argv.end(), {"--size-mib", "64", "--seconds", std::to_string(seconds)});
+  }
+  // Clients are not servers: they neither analyze nor record.
+  return StartCommand(argv, {"LIMPWATCH_ANALYZE=0", "LIMPWATCH_RECORD=", "LIMPWATCH_ALARMS="},
+                      directory + "/workload.log");
+}
+
+bool Evaluation::Train() {
+  std::vector<std::string> recordings;
+  for (const std::string workload : {"ddw", "ddr"}) {
+    std::string directory = options_.out + "/train-" + workload;
+    std::fprintf(stderr, "training on fault-free %s (%d s)\n", workload.c_str(), options_.train_s);
+    if (!StartCluster(directory, "")) return false;
+    pid_t client = StartWorkload(workload, directory, options_.train_s);
+    bool completed = SleepSeconds(options_.train_s + 2);
+    StopCommand(client);
+    StopCluster(directory);
+    if (!completed) return false;
+    for (const auto& file : ListFiles(directory, ".lwtrace")) recordings.push_back(file);
+  }
+  thresholds_ = options_.out + "/thresholds";
+  std::vector<std::string> argv{LIMPWATCH_CLI_PATH, "train"};
+  argv.insert(argv.end(), recordings.begin(), recordings.end());
+  argv.insert(argv.end(), {"-o", thresholds_});
+  CommandOutput trained = RunCommand(argv);
+  if (trained.status != 0) {
+    std::fprintf(stderr, "limpwatch-eval: training failed:\n%s\n", trained.output.c_str());
+    return false;
+  }
+  return true;
+}
+
+bool Evaluation::RunExperiment(Experiment* experiment, int number) {
+  std::string directory = options_.out + "/experiment-" + std::to_string(number);
+  std::string extra = experiment->fault == "enospc"
+                          ? "--small-fs " + std::to_string(std::stoi(experiment->faulty_server.substr(6))) + ":48"
+                          : "";
+  if (!StartCluster(directory, extra)) return false;
+  int total = options_.fault_free_s + options_.faulty_s + options_.recovery_s + 5;
+  pid_t client = StartWorkload(experiment->workload, directory, total + 5);
+  // Warm-up: the first windows fill and the feature set settles.
+  bool ok = SleepSeconds(5);
+  experiment->start_ms = NowMs();
+  ok = ok && SleepSeconds(options_.fault_free_s);
+  if (ok && experiment->fault != "none") {
+    std::string index = experiment->faulty_server.substr(6);  // "server<i>"
+    experiment->fault_start_ms = NowMs();
+    CommandOutput injected = RunCommand(
+        {LIMPWATCH_TESTBED_PATH, "inject", experiment->fault, "--dir", directory + "/cluster", "--server", index});
+    std::ofstream(directory + "/inject.log") << injected.output;
+    if (injected.status != 0) std::fprintf(stderr, "inject %s failed: %s\n", experiment->fault.c_str(), injected.output.c_str());
+    ok = SleepSeconds(options_.faulty_s);
+    experiment->fault_end_ms = NowMs();
+    CommandOutput cleared = RunCommand(
+        {LIMPWATCH_TESTBED_PATH, "clear", experiment->fault, "--dir", directory + "/cluster", "--server", index});
+    std::ofstream(directory + "/clear.log") << cleared.output;
+  } else if (ok) {
+    ok = SleepSeconds(options_.faulty_s);
+  }
+  ok = ok && SleepSeconds(options_.recovery_s);
+  experiment->end_ms = NowMs();
+  StopCommand(client);
+  StopCluster(directory);
+  for (const auto& file : ListFiles(directory, ".alarms")) {
+    std::ifstream alarms(file);
+    std::string line;
+    while (std::getline(alarms, line)) {
+      if (auto alarm = ParseAlarmLine(line)) experiment->alarms.push_back(*alarm);
+    }
+  }
+  return ok;
+}
+
+void Evaluation::Progress(int done, int total, uint64_t started_ms) {
+  double elapsed = double(NowMs() - started_ms) / 1000.0;
+  double left = done > 0 ? elapsed / done * (total - done) : 0;
+  int filled = total > 0 ? done * 30 / total : 0;
+  std::fprintf(stderr, "\r[%.*s%*s] %d/%d experiments, %.0f s elapsed, about %.0f s left   ", filled,
+               "##############################", 30 - filled, "", done, total, elapsed, left);
+  if (done == total) std::fprintf(stderr, "\n");
+}
+
+int Evaluation::Run() {
+  RunCommand({"/bin/mkdir", "-p", options_.out});
+  if (options_.train && !Train()) {
+    StopAll();
+    return 1;
+  }
+  std::vector<Experiment> experiments;
+  int rotation = 0;
+  for (const std::string& workload : options_.workloads) {
+    for (int rep = 0; rep < options_.reps; ++rep) {
+      Experiment fault_free;
+      fault_free.workload = workload;
+      fault_free.fault = "none";
+      fault_free.repetition = rep;
+      experiments.push_back(fault_free);
+      for (const std::string& fault : options_.faults) {
+        Experiment experiment;
+        experiment.workload = workload;
+        experiment.fault = fault;
+        experiment.faulty_server = "server" + std::to_string(rotation++ % options_.servers);
+        experiment.expected_resource = ExpectedResource(fault);
+        experiment.repetition = rep;
+        experiments.push_back(experiment);
+      }
+    }
+  }
+  uint64_t started = NowMs();
+  int done = 0;
+  Progress(0, int(experiments.size()), started);
+  for (Experiment& experiment : experiments) {
+    if (!RunExperiment(&experiment, done)) break;
+    Progress(++done, int(experiments.size()), started);
+  }
+  experiments.resize(done);
+  StopAll();
+  if (Interrupted()) std::fprintf(stderr, "\ninterrupted: scoring the %d experiments done\n", done);
+
+  auto classes = ScoreByFault(experiments, kGraceMs);
+  std::string table = RenderTable(classes);
+  std::printf("%s", table.c_str());
+  std::ofstream(options_.out + "/results.json") << RenderJson(experiments, classes, kGraceMs);
+  if (options_.html) {
+    std::vector<PlottedExperiment> plotted;
+    for (size_t index = 0; index < experiments.size(); ++index) {
+      PlottedExperiment entry;
+      entry.experiment = &experiments[index];
+      for (const auto& file : ListFiles(options_.out + "/experiment-" + std::to_string(index), ".lwtrace")) {
+        analyzer::Trace trace;
+        std::string error;
+        if (analyzer::ReadTrace(file, &trace, &error)) entry.ticks[trace.node] = std::move(trace.ticks);
+      }
+      plotted.push_back(std::move(entry));
+    }
+    std::ofstream(options_.out + "/report.html") << RenderHtml(plotted, classes);
+    std::printf("report: %s/report.html\n", options_.out.c_str());
+  }
+  std::printf("results: %s/results.json\n", options_.out.c_str());
+  if (!options_.check) return Interrupted() ? 130 : 0;
+  bool passed = !experiments.empty();
+  for (const Experiment& experiment : experiments) {
+    ExperimentScore score = ScoreExperiment(experiment, kGraceMs);
+    bool good = experiment.fault == "none" ? experiment.alarms.empty() : score.true_positive && !score.false_positive;
+    if (!good) {
+      std::printf("CHECK FAILED: %s / %s on %s: %zu alarms, TP %d, FP %d\n", experiment.workload.c_str(),
+                  experiment.fault.c_str(), experiment.faulty_server.c_str(), experiment.alarms.size(),
+                  score.true_positive, score.false_positive);
+      passed = false;
+    }
+  }
+  std::printf("%s\n", passed ? "check passed" : "check failed");
+  return passed ? 0 : 1;
+}
+
+int Usage(const char* problem) {
+  std::fprintf(stderr,
+               "limpwatch-eval: %s\nusage: limpwatch-eval --out DIR [--servers N] [--workloads a,b] [--faults a,b|all]\n"
+               "                      [--reps N] [--phases FREE,FAULTY,RECOVERY] [--train-seconds S] [--no-train]\n"
+               "                      [--html] [--check]\n",
+               problem);
+  return 2;
+}
+
+}  // namespace
+}  // namespace limpwatch::eval
+
+int main(int argc, char** argv) {
+  using namespace limpwatch::eval;
+  Options options;
+  for (int index = 1; index < argc; ++index) {
+    std::string flag = argv[index];
+    auto value = [&]() -> std::string { return index + 1 < argc ? argv[++index] : ""; };
+    try {
+      if (flag == "--out") options.out = value();
+      else if (flag == "--servers") options.servers = std::stoi(value());
+      else if (flag == "--workloads") options.workloads = Split(value());
+      else if (flag == "--faults") {
+        std::string faults = value();
+        if (faults != "all") options.faults = Split(faults);
+      } else if (flag == "--reps") options.reps = std::stoi(value());
+      else if (flag == "--phases") {
+        auto phases = Split(value());
+        if (phases.size() != 3) return Usage("--phases takes three numbers of seconds");
+        options.fault_free_s = std::stoi(phases[0]);
+        options.faulty_s = std::stoi(phases[1]);
+        options.recovery_s = std::stoi(phases[2]);
+      } else if (flag == "--train-seconds") options.train_s = std::stoi(value());
+      else if (flag == "--no-train") options.train = false;
+      else if (flag == "--html") options.html = true;
+      else if (flag == "--check") options.check = true;
+      else return Usage(("unknown option " + flag).c_str());
+    } catch (const std::exception&) {
+      return Usage(("bad value for " + flag).c_str());
+    }
+  }
+  if (options.out.empty()) return Usage("--out DIR is required");
+  if (options.servers < 3) return Usage("--servers must be at least 3 (peer comparison needs a majority)");
+  if (geteuid() != 0) {
+    // Faults need cgroups, nftables and mounts.
+    std::fprintf(stderr, "limpwatch-eval: needs root to inject faults; skipped\n");
+    return 77;
+  }
+  InstallInterruptHandlers();
+  Evaluation evaluation(options);
+  return evaluation.Run();
+}

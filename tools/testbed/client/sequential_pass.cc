@@ -1,0 +1,58 @@
+#include "client/sequential_pass.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "common/socket_util.h"
+
+namespace limpwatch::testbed::client {
+
+uint32_t StripeSizeOf(const WorkloadContext& context, const WorkloadSettings& settings) {
+  return settings.stripe_size != 0 ? settings.stripe_size : context.fs->config().stripe_size;
+}
+
+uint64_t DefaultRecord(const WorkloadContext& context, uint32_t stripe_size) {
+  // Seed 000 sized records so each server gets one large transfer per record.
+  return uint64_t{stripe_size} * context.fs->server_count();
+}
+
+std::string FileNameOf(const WorkloadSettings& settings, const std::string& workload) {
+  return settings.file.empty() ? workload + "-" + std::to_string(getpid()) : settings.file;
+}
+
+bool RunSequentialPass(const WorkloadContext& context, const OpenFile& file, PassKind kind, uint64_t size,
+                       uint64_t record, std::vector<uint8_t>* buffer, ProgressReporter* reporter,
+                       uint64_t deadline_ns) {
+  buffer->resize(record);
+  for (uint64_t offset = 0; offset < size; offset += record) {
+    if (context.interrupted->load()) return false;
+    if (deadline_ns != 0 && MonotonicNs() >= deadline_ns) return false;
+    uint64_t length = std::min(record, size - offset);
+    int error = kind == PassKind::kWrite ? context.fs->Write(file, offset, buffer->data(), length)
+                                         : context.fs->Read(file, offset, buffer->data(), length);
+    if (error == EINTR) return false;
+    if (error != 0) {
+      reporter->AddError(kind == PassKind::kWrite ? "write" : "read", error);
+      continue;
+    }
+    reporter->AddBytes(length);
+    reporter->AddOps(1);
+  }
+  return true;
+}
+
+bool RunTimedPasses(const WorkloadContext& context, const OpenFile& file, PassKind kind, uint64_t size, uint64_t record,
+                    double seconds, ProgressReporter* reporter) {
+  std::vector<uint8_t> buffer;
+  if (seconds <= 0) return RunSequentialPass(context, file, kind, size, record, &buffer, reporter, 0);
+  uint64_t deadline = MonotonicNs() + static_cast<uint64_t>(seconds * 1e9);
+  while (MonotonicNs() < deadline) {
+    RunSequentialPass(context, file, kind, size, record, &buffer, reporter, deadline);
+    if (context.interrupted->load()) return false;
+  }
+  return true;
+}
+
+}  // namespace limpwatch::testbed::client

@@ -1,0 +1,38 @@
+// One sequential pass over a striped file in records (dd's and IOzone's
+// access pattern), shared by ddw / ddr / iozonew / iozoner.
+#ifndef LIMPWATCH_TOOLS_TESTBED_CLIENT_SEQUENTIAL_PASS_H_
+#define LIMPWATCH_TOOLS_TESTBED_CLIENT_SEQUENTIAL_PASS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "client/file_system.h"
+#include "client/progress_reporter.h"
+#include "client/workloads.h"
+
+namespace limpwatch::testbed::client {
+
+enum class PassKind { kWrite, kRead };
+
+// Moves the file's first `size` bytes record by record, counting bytes and
+// records in `reporter` (errors are counted, printed and skipped: a limping
+// server shows as a slowdown and errors, not an abort). Stops early when
+// interrupted or, if deadline_ns != 0, at that time. Returns false when it
+// stopped early.
+bool RunSequentialPass(const WorkloadContext& context, const OpenFile& file, PassKind kind, uint64_t size,
+                       uint64_t record, std::vector<uint8_t>* buffer, ProgressReporter* reporter, uint64_t deadline_ns);
+
+// Repeats passes until `seconds` have gone by (one pass when seconds == 0).
+// Returns false when interrupted.
+bool RunTimedPasses(const WorkloadContext& context, const OpenFile& file, PassKind kind, uint64_t size, uint64_t record,
+                    double seconds, ProgressReporter* reporter);
+
+// Default sizes for the sequential workloads on this machine.
+uint64_t DefaultRecord(const WorkloadContext& context, uint32_t stripe_size);
+uint32_t StripeSizeOf(const WorkloadContext& context, const WorkloadSettings& settings);
+std::string FileNameOf(const WorkloadSettings& settings, const std::string& workload);
+
+}  // namespace limpwatch::testbed::client
+
+#endif  // LIMPWATCH_TOOLS_TESTBED_CLIENT_SEQUENTIAL_PASS_H_

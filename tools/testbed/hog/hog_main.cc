@@ -1,0 +1,64 @@
+// limpwatch-testbed-hog disk --device DEV [--block-kib 4096]
+// limpwatch-testbed-hog cpu --cpu K
+// limpwatch-testbed-hog memory --mib N [--rate-mibps 512]
+#include <signal.h>
+
+#include <cstdio>
+#include <string>
+
+#include "common/command_line.h"
+#include "hog/hog.h"
+
+namespace limpwatch::testbed::hog {
+
+std::atomic<bool> stop_requested{false};
+
+namespace {
+
+void OnStopSignal(int) { stop_requested.store(true); }
+
+int Usage(const std::string& error) {
+  std::fprintf(stderr,
+               "limpwatch-testbed-hog: %s\n"
+               "usage: limpwatch-testbed-hog disk --device DEV [--block-kib 4096] | cpu --cpu K |"
+               " memory --mib N [--rate-mibps 512]\n",
+               error.c_str());
+  return 2;
+}
+
+int Main(int argc, char** argv) {
+  struct sigaction action {};
+  action.sa_handler = OnStopSignal;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  CommandLine flags;
+  std::string error;
+  if (!flags.Parse(argc, argv, 1, {}, &error)) return Usage(error);
+  if (flags.positional().size() != 1) return Usage("one of disk, cpu, memory");
+  const std::string& kind = flags.positional()[0];
+  uint64_t block_kib = 0, cpu = 0, mib = 0, rate = 0;
+  if (kind == "disk") {
+    std::string device = flags.GetString("device", "");
+    if (device.empty() || !flags.GetUint("block-kib", 4096, 4, 1 << 20, &block_kib, &error)) {
+      return Usage(error.empty() ? "disk needs --device" : error);
+    }
+    return RunDiskReader(device, block_kib << 10);
+  }
+  if (kind == "cpu") {
+    if (!flags.GetUint("cpu", 0, 0, 4095, &cpu, &error)) return Usage(error);
+    return RunCpuSpinner(static_cast<int>(cpu));
+  }
+  if (kind == "memory") {
+    if (!flags.GetUint("mib", 1024, 1, 1 << 20, &mib, &error) ||
+        !flags.GetUint("rate-mibps", 512, 1, 1 << 20, &rate, &error)) {
+      return Usage(error);
+    }
+    return RunMemoryGrower(mib, rate);
+  }
+  return Usage("unknown hog " + kind);
+}
+
+}  // namespace
+}  // namespace limpwatch::testbed::hog
+
+int main(int argc, char** argv) { return limpwatch::testbed::hog::Main(argc, argv); }

@@ -1,0 +1,272 @@
+// Storage faults.
+//
+// disk-busy (slow disk): the server's threads go into a blkio cgroup of their
+//   own whose throttle limits its reads and writes on the disk holding its
+//   storage (v1 blkio.throttle.{read,write}_{bps,iops}_device; v2 io.max).
+//   Only that server's direct I/O and synced metadata slow down: the one
+//   per-server disk fault this machine allows (one virtual disk).
+// disk-hog: a competing process reads the disk with O_DIRECT in large blocks
+//   at random offsets (seed 000's dd of 256 MB blocks). The raw device when it
+//   may be opened read-only; this sandbox refuses even root that (EPERM on
+//   /dev/vda), so then it reads a data file of its own (--file-mib, written
+//   with O_DIRECT first) on the same disk. All servers share the one virtual
+//   disk here, so it slows every server, not only the chosen one.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "launcher/cgroup_control.h"
+#include "launcher/fault.h"
+#include "launcher/fault_registry.h"
+#include "launcher/process_control.h"
+
+namespace limpwatch::testbed::launcher {
+namespace {
+
+constexpr uint64_t kMiB = 1024 * 1024;
+
+class DiskBusyFault : public Fault {
+ public:
+  const char* name() const override { return "disk-busy"; }
+  const char* description() const override {
+    return "blkio throttle (cgroup v1 blkio.throttle.*_device, v2 io.max) on the server's threads for the disk of its "
+           "storage: its O_DIRECT bstream I/O and synced keyval commits slow down, the other servers' do not";
+  }
+
+  bool Configure(CommandLine* flags, std::string* error) override {
+    return flags->GetUint("read-mibps", 4, 0, 100000, &read_mibps_, error) &&
+           flags->GetUint("write-mibps", 4, 0, 100000, &write_mibps_, error) &&
+           flags->GetUint("read-iops", 200, 0, 1000000, &read_iops_, error) &&
+           flags->GetUint("write-iops", 200, 0, 1000000, &write_iops_, error);
+  }
+
+  bool Inject(const FaultTarget& target, StateRecord* record, std::string* error) override {
+    CgroupController controller;
+    std::string device, device_name;
+    if (!FindController("blkio", "io", &controller, error) ||
+        !BlockDeviceOf(target.storage, &device, &device_name, error)) {
+      return false;
+    }
+    std::string group, original;
+    record->Set("cgroup_root", controller.root);
+    record->Set("cgroup_version", controller.version == CgroupVersion::kV1 ? "1" : "2");
+    record->Set("device", device);
+    record->Set("device_name", device_name);
+    bool placed = PlaceProcess(controller, kCgroupPrefix + target.alias, target.pid, &group, &original, error);
+    record->Set("cgroup", group);
+    record->Set("cgroup_original", original);
+    record->Set("server_pid", static_cast<uint64_t>(target.pid));
+    if (!placed) return false;
+    std::string readback;
+    if (controller.version == CgroupVersion::kV1) {
+      struct Limit {
+        const char* file;
+        uint64_t value;
+      };
+      const Limit limits[] = {{"blkio.throttle.read_bps_device", read_mibps_ * kMiB},
+                              {"blkio.throttle.write_bps_device", write_mibps_ * kMiB},
+                              {"blkio.throttle.read_iops_device", read_iops_},
+                              {"blkio.throttle.write_iops_device", write_iops_}};
+      for (const Limit& limit : limits) {
+        if (limit.value == 0) continue;
+        std::string line = device + " " + std::to_string(limit.value);
+        if (!WriteAndVerify(group, limit.file, line, line, &readback, error)) return false;
+      }
+    } else {
+      std::string line = device + " rbps=" + Max(read_mibps_ * kMiB) + " wbps=" + Max(write_mibps_ * kMiB) +
+                         " riops=" + Max(read_iops_) + " wiops=" + Max(write_iops_);
+      if (!WriteAndVerify(group, "io.max", line, device, &readback, error)) return false;
+    }
+    return true;
+  }
+
+  bool Verify(const FaultTarget& target, const StateRecord& record, JsonLine* evidence, std::string* error) override {
+    CgroupController controller;
+    if (!FindController("blkio", "io", &controller, error)) return false;
+    std::string group = record.Get("cgroup");
+    std::string relative = group.substr(controller.root.size());
+    if (!AllThreadsIn(controller, target.pid, relative)) {
+      *error = "not every thread of pid " + std::to_string(target.pid) + " is in " + group;
+      return false;
+    }
+    evidence->Add("cgroup", group).Add("device", record.Get("device") + " (" + record.Get("device_name") + ")");
+    evidence->Add("threads_moved", static_cast<uint64_t>(ThreadsOf(target.pid).size()));
+    if (controller.version == CgroupVersion::kV1) {
+      evidence->Add("read_bps_device", ReadCgroupFile(group, "blkio.throttle.read_bps_device"))
+          .Add("write_bps_device", ReadCgroupFile(group, "blkio.throttle.write_bps_device"))
+          .Add("read_iops_device", ReadCgroupFile(group, "blkio.throttle.read_iops_device"))
+          .Add("write_iops_device", ReadCgroupFile(group, "blkio.throttle.write_iops_device"));
+      if (ReadCgroupFile(group, "blkio.throttle.read_bps_device").find(record.Get("device")) == std::string::npos &&
+          ReadCgroupFile(group, "blkio.throttle.write_bps_device").find(record.Get("device")) == std::string::npos) {
+        *error = "no throttle is set in " + group;
+        return false;
+      }
+    } else {
+      std::string io_max = ReadCgroupFile(group, "io.max");
+      evidence->Add("io_max", io_max);
+      if (io_max.find(record.Get("device")) == std::string::npos) {
+        *error = "io.max of " + group + " has no line for " + record.Get("device");
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool Clear(const StateRecord& record, const ClearContext&, JsonLine* evidence, std::string* error) override {
+    std::string group = record.Get("cgroup");
+    if (group.empty()) return true;
+    std::string root = record.Get("cgroup_root");
+    if (record.Get("cgroup_version") == "2") {
+      // The group may also hold a CPU fault: lift our limit before taking it apart.
+      std::ofstream(group + "/io.max") << record.Get("device") + " rbps=max wbps=max riops=max wiops=max";
+      if (V2GroupStillLimited(group)) {
+        evidence->Add("io_limit_lifted", true).Add("cgroup_kept_for_other_fault", group);
+        return true;
+      }
+    }
+    bool removed = RemoveGroup(root, group, record.Get("cgroup_original"), error);
+    evidence->Add("cgroup_removed", removed).Add("cgroup", group);
+    return removed;
+  }
+
+ private:
+  static std::string Max(uint64_t value) { return value == 0 ? "max" : std::to_string(value); }
+
+  uint64_t read_mibps_ = 4;
+  uint64_t write_mibps_ = 4;
+  uint64_t read_iops_ = 200;
+  uint64_t write_iops_ = 200;
+};
+
+class DiskHogFault : public Fault {
+ public:
+  const char* name() const override { return "disk-hog"; }
+  const char* description() const override {
+    return "a competing process reads the disk under the server's storage with O_DIRECT, random 4 MiB blocks (the raw "
+           "device if it may be opened, else a data file of its own on that disk); with one virtual disk it slows "
+           "every server on the machine";
+  }
+
+  bool Configure(CommandLine* flags, std::string* error) override {
+    return flags->GetUint("block-kib", 4096, 4, 1 << 20, &block_kib_, error) &&
+           flags->GetUint("readers", 1, 1, 16, &readers_, error) &&
+           flags->GetUint("file-mib", 1024, 16, 1 << 20, &file_mib_, error);
+  }
+
+  bool Inject(const FaultTarget& target, StateRecord* record, std::string* error) override {
+    std::string device, device_name;
+    if (!BlockDeviceOf(target.dir, &device, &device_name, error)) return false;
+    // The raw disk when we may open it; where the sandbox forbids that (EPERM
+    // on /dev/vda here), a data file of our own on the same disk.
+    std::string path = "/dev/" + device_name;
+    int probe = open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+    if (probe >= 0) {
+      close(probe);
+      record->Set("source", "raw device");
+    } else {
+      record->Set("raw_device_error", path + ": " + strerror(errno));
+      path = target.dir + "/fault-" + record->Get("id") + "-disk-hog.data";
+      record->Set("data_file", path);
+      record->Set("source", "data file on the same disk");
+      if (!WriteDataFile(path, file_mib_, error)) return false;
+    }
+    record->Set("device", device + " (" + device_name + ")");
+    record->Set("read_path", path);
+    for (uint64_t i = 0; i < readers_; ++i) {
+      std::string key = "hog" + std::to_string(i);
+      if (!StartHelper(target.tools_dir + "/limpwatch-testbed-hog",
+                       {"disk", "--device", path, "--block-kib", std::to_string(block_kib_)}, {},
+                       target.dir + "/fault-" + record->Get("id") + "-" + key + ".out", key, record, error)) {
+        return false;
+      }
+      record->Set("helpers", i + 1);
+    }
+    return true;
+  }
+
+  bool Verify(const FaultTarget&, const StateRecord& record, JsonLine* evidence, std::string* error) override {
+    uint64_t helpers = record.GetUint("helpers");
+    uint64_t before = 0, after = 0;
+    for (uint64_t i = 0; i < helpers; ++i) {
+      before += ProcessIoBytes(static_cast<pid_t>(record.GetUint("hog" + std::to_string(i) + "_pid")), "read_bytes");
+    }
+    SleepMs(1000);
+    for (uint64_t i = 0; i < helpers; ++i) {
+      std::string key = "hog" + std::to_string(i);
+      if (!HelperAlive(record, key)) {
+        *error = "the disk reader exited: " + LastLine(record.Get(key + "_output"));
+        return false;
+      }
+      after += ProcessIoBytes(static_cast<pid_t>(record.GetUint(key + "_pid")), "read_bytes");
+    }
+    double mib_per_s = double(after - before) / double(kMiB);
+    evidence->Add("device", record.Get("device"))
+        .Add("source", record.Get("source"))
+        .Add("read_path", record.Get("read_path"))
+        .Add("readers", helpers)
+        .Add("hog_read_mib_per_s", mib_per_s);
+    if (!record.Get("raw_device_error").empty()) evidence->Add("raw_device_error", record.Get("raw_device_error"));
+    if (after <= before) {
+      *error = "the disk reader read nothing from " + record.Get("read_path") + " in 1 s";
+      return false;
+    }
+    return true;
+  }
+
+  bool Clear(const StateRecord& record, const ClearContext&, JsonLine* evidence, std::string* error) override {
+    bool ok = true;
+    for (uint64_t i = 0; i < record.GetUint("helpers"); ++i) {
+      ok = StopHelper(record, "hog" + std::to_string(i), 2000, error) && ok;
+    }
+    std::string data_file = record.Get("data_file");
+    if (!data_file.empty() && unlink(data_file.c_str()) != 0 && errno != ENOENT) {
+      *error = "unlink " + data_file + ": " + strerror(errno);
+      ok = false;
+    }
+    evidence->Add("readers_stopped", ok);
+    return ok;
+  }
+
+ private:
+  // Writes `mib` MiB of non-zero data with O_DIRECT and syncs it: the blocks
+  // are on the disk (a hole or a preallocated extent would read without I/O).
+  static bool WriteDataFile(const std::string& path, uint64_t mib, std::string* error) {
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      *error = "create " + path + ": " + strerror(errno);
+      return false;
+    }
+    void* block = nullptr;
+    bool ok = posix_memalign(&block, 4096, kMiB) == 0;
+    if (ok) std::memset(block, 0xa5, kMiB);
+    for (uint64_t i = 0; ok && i < mib; ++i) {
+      ok = pwrite(fd, block, kMiB, static_cast<off_t>(i * kMiB)) == static_cast<ssize_t>(kMiB);
+      if (!ok) *error = "write " + path + ": " + strerror(errno);
+    }
+    if (ok && fsync(fd) != 0) {
+      *error = "fsync " + path + ": " + strerror(errno);
+      ok = false;
+    }
+    std::free(block);
+    close(fd);
+    if (!ok) unlink(path.c_str());
+    return ok;
+  }
+
+  uint64_t block_kib_ = 4096;
+  uint64_t readers_ = 1;
+  uint64_t file_mib_ = 1024;
+};
+
+}  // namespace
+
+void RegisterDiskFaults(FaultRegistry* registry) {
+  registry->Add("disk-busy", [] { return std::make_unique<DiskBusyFault>(); });
+  registry->Add("disk-hog", [] { return std::make_unique<DiskHogFault>(); });
+}
+
+}  // namespace limpwatch::testbed::launcher

@@ -1,0 +1,186 @@
+#include "launcher/process_control.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace limpwatch::testbed::launcher {
+namespace {
+
+// The fields of /proc/<pid>/stat after the command name (which may hold spaces).
+std::vector<std::string> StatFields(pid_t pid) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(file, text)) return {};
+  size_t close_paren = text.rfind(')');
+  if (close_paren == std::string::npos) return {};
+  std::istringstream rest(text.substr(close_paren + 1));
+  std::vector<std::string> fields;
+  std::string field;
+  while (rest >> field) fields.push_back(field);
+  return fields;  // fields[0] is the state (field 3), fields[19] the start time (field 22)
+}
+
+bool NameMatches(const std::string& entry, const std::string& pattern) {
+  std::string name = entry.substr(0, entry.find('='));
+  if (!pattern.empty() && pattern.back() == '*') return name.rfind(pattern.substr(0, pattern.size() - 1), 0) == 0;
+  return name == pattern;
+}
+
+}  // namespace
+
+pid_t SpawnProcess(const SpawnOptions& options, std::string* error) {
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    std::string text = *entry;
+    bool drop = false;
+    for (const auto& name : options.unset_environment) drop = drop || NameMatches(text, name);
+    for (const auto& set : options.set_environment) drop = drop || NameMatches(text, set.substr(0, set.find('=')));
+    if (!drop) environment.push_back(text);
+  }
+  environment.insert(environment.end(), options.set_environment.begin(), options.set_environment.end());
+  std::vector<std::string> arguments{options.program};
+  arguments.insert(arguments.end(), options.arguments.begin(), options.arguments.end());
+  std::vector<char*> argv, envp;
+  for (auto& argument : arguments) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  for (auto& entry : environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+
+  int out = -1, err = -1;
+  if (options.stdout_pipe < 0) {
+    out = open(options.stdout_path.empty() ? "/dev/null" : options.stdout_path.c_str(),
+               O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (out < 0) {
+      *error = "open " + options.stdout_path + ": " + strerror(errno);
+      return -1;
+    }
+  }
+  if (!options.stderr_path.empty()) {
+    err = open(options.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (err < 0) {
+      *error = "open " + options.stderr_path + ": " + strerror(errno);
+      if (out >= 0) close(out);
+      return -1;
+    }
+  }
+  int stdout_fd = options.stdout_pipe >= 0 ? options.stdout_pipe : out;
+  int stderr_fd = err >= 0 ? err : stdout_fd;
+  pid_t pid = fork();
+  if (pid == 0) {
+    // Child: only async-signal-safe calls until exec.
+    if (options.new_session) setsid();
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    int null_fd = open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+    dup2(stdout_fd, STDOUT_FILENO);
+    dup2(stderr_fd, STDERR_FILENO);
+    // Nothing else is inherited: a pipe our caller left open (a test reading
+    // the launcher's output) must not be held open by a long-lived server.
+    close_range(3, ~0u, 0);
+    execve(options.program.c_str(), argv.data(), envp.data());
+    _exit(127);
+  }
+  int fork_errno = errno;
+  if (out >= 0) close(out);
+  if (err >= 0) close(err);
+  if (pid < 0) {
+    *error = std::string("fork: ") + strerror(fork_errno);
+    return -1;
+  }
+  return pid;
+}
+
+uint64_t ProcessStartTime(pid_t pid) {
+  std::vector<std::string> fields = StatFields(pid);
+  return fields.size() > 19 ? std::strtoull(fields[19].c_str(), nullptr, 10) : 0;
+}
+
+char ProcessState(pid_t pid) {
+  std::vector<std::string> fields = StatFields(pid);
+  return fields.empty() || fields[0].empty() ? 0 : fields[0][0];
+}
+
+bool IsSameProcessAlive(pid_t pid, uint64_t start_time) {
+  if (pid <= 0) return false;
+  std::vector<std::string> fields = StatFields(pid);
+  if (fields.size() <= 19) return false;
+  if (std::strtoull(fields[19].c_str(), nullptr, 10) != start_time) return false;
+  return fields[0] != "Z" && fields[0] != "X";
+}
+
+void ReapIfChild(pid_t pid) {
+  if (pid > 0) waitpid(pid, nullptr, WNOHANG);
+}
+
+bool SignalProcess(pid_t pid, uint64_t start_time, int signal_number) {
+  if (pid <= 0 || ProcessStartTime(pid) != start_time) return false;
+  return kill(pid, signal_number) == 0;
+}
+
+bool WaitForExit(pid_t pid, uint64_t start_time, int timeout_ms) {
+  for (int waited = 0;; waited += 20) {
+    ReapIfChild(pid);
+    if (!IsSameProcessAlive(pid, start_time)) return true;
+    if (waited >= timeout_ms) return false;
+    SleepMs(20);
+  }
+}
+
+bool StopProcess(pid_t pid, uint64_t start_time, int grace_ms) {
+  if (!IsSameProcessAlive(pid, start_time)) {
+    ReapIfChild(pid);
+    return true;
+  }
+  // A stopped process (hang fault) must be continued to act on SIGTERM.
+  SignalProcess(pid, start_time, SIGTERM);
+  SignalProcess(pid, start_time, SIGCONT);
+  if (WaitForExit(pid, start_time, grace_ms)) return true;
+  SignalProcess(pid, start_time, SIGKILL);
+  return WaitForExit(pid, start_time, 2000);
+}
+
+std::vector<pid_t> ThreadsOf(pid_t pid) {
+  std::vector<pid_t> threads;
+  std::string path = "/proc/" + std::to_string(pid) + "/task";
+  DIR* directory = opendir(path.c_str());
+  if (directory == nullptr) return threads;
+  while (dirent* entry = readdir(directory)) {
+    if (entry->d_name[0] >= '0' && entry->d_name[0] <= '9') threads.push_back(std::atoi(entry->d_name));
+  }
+  closedir(directory);
+  return threads;
+}
+
+std::string ExecutableDirectory() {
+  char path[4096];
+  ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (length <= 0) return ".";
+  path[length] = '\0';
+  std::string full(path);
+  return full.substr(0, full.rfind('/'));
+}
+
+void SleepMs(int milliseconds) {
+  timespec delay{milliseconds / 1000, (milliseconds % 1000) * 1000000L};
+  while (nanosleep(&delay, &delay) != 0 && errno == EINTR) {
+  }
+}
+
+}  // namespace limpwatch::testbed::launcher

@@ -1,0 +1,171 @@
+// limpwatch-testbed-server: one combined I/O and metadata server of the
+// test-bed file system, built with -finstrument-functions and linked with
+// liblimpwatch.so.
+//
+//   limpwatch-testbed-server --config FS.CONF --alias server0
+//
+// Threads: the poll thread (bmi), WorkerThreads request workers (job),
+// StorageThreads storage threads (trove), and this main thread, which waits
+// for SIGTERM / SIGINT and then shuts the layers down in order so the process
+// exits normally (and liblimpwatch removes or keeps its segment as asked).
+// Prints one JSON line {"event":"ready",...} on stdout once it accepts
+// requests.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "common/json_line.h"
+#include "common/server_config.h"
+#include "common/socket_util.h"
+#include "server/bmi_poll_loop.h"
+#include "server/bstream_store.h"
+#include "server/job_queue.h"
+#include "server/keyval_store.h"
+#include "server/object_space.h"
+#include "server/request_state_machine.h"
+#include "server/server_context.h"
+#include "server/server_log.h"
+#include "server/storage_pool.h"
+
+namespace limpwatch::testbed {
+namespace {
+
+struct ServerArguments {
+  std::string config_path;
+  std::string alias;
+};
+
+void PrintUsage() { std::fprintf(stderr, "usage: limpwatch-testbed-server --config FS.CONF --alias NAME\n"); }
+
+bool ParseArguments(int argc, char** argv, ServerArguments* arguments) {
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if ((flag == "--config" || flag == "--alias") && i + 1 < argc) {
+      (flag == "--config" ? arguments->config_path : arguments->alias) = argv[++i];
+    } else {
+      return false;
+    }
+  }
+  return !arguments->config_path.empty() && !arguments->alias.empty();
+}
+
+// Blocks the stop signals in every thread (the threads created later inherit
+// the mask); the main thread then takes them with sigwait.
+sigset_t BlockStopSignals() {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  return stop_signals;
+}
+
+int RunServer(const ServerArguments& arguments) {
+  sigset_t stop_signals = BlockStopSignals();
+  TestbedConfig config;
+  std::string error;
+  if (!LoadConfigFile(arguments.config_path, &config, &error)) {
+    std::fprintf(stderr, "limpwatch-testbed-server: %s\n", error.c_str());
+    return 2;
+  }
+  int index = config.FindServer(arguments.alias);
+  if (index < 0) {
+    std::fprintf(stderr, "limpwatch-testbed-server: no alias %s in %s\n", arguments.alias.c_str(),
+                 arguments.config_path.c_str());
+    return 2;
+  }
+  const ServerAlias& self = config.servers[static_cast<size_t>(index)];
+  SetLogName(self.name);
+  if (mkdir(self.storage_space.c_str(), 0755) != 0 && errno != EEXIST) {
+    LogLine("cannot create storage space " + self.storage_space + ": " + strerror(errno));
+    return 1;
+  }
+
+  trove::BstreamStore bstreams;
+  trove::KeyvalStore keyval;
+  if (!bstreams.Open(self.storage_space, config.direct_io, &error) ||
+      !keyval.Open(self.storage_space, config.sync_metadata, &error)) {
+    LogLine("storage: " + error);
+    return 1;
+  }
+  trove::ObjectSpace objects(static_cast<uint32_t>(index), &keyval, &bstreams);
+  if (!objects.Load(&error)) {
+    LogLine("storage: " + error);
+    return 1;
+  }
+  int listen_fd = ListenTcp(self.host, self.port, &error);
+  if (listen_fd < 0) {
+    LogLine("bmi: " + error);
+    return 1;
+  }
+
+  trove::StoragePool storage(&bstreams);
+  job::JobQueue jobs;
+  ServerContext context;
+  context.server_index = static_cast<uint32_t>(index);
+  context.server_count = static_cast<uint32_t>(config.servers.size());
+  context.flow_settings.buffer_size = config.flow_buffer_size;
+  context.flow_settings.buffers_per_flow = config.flow_buffers_per_flow;
+  context.bstreams = &bstreams;
+  context.keyval = &keyval;
+  context.objects = &objects;
+  context.storage = &storage;
+  context.jobs = &jobs;
+
+  bmi::PollLoop poll_loop;
+  auto on_request = [&context](const std::shared_ptr<bmi::Connection>& connection, const FrameHeader& header,
+                               std::vector<uint8_t> payload) {
+    context.jobs->Post(
+        std::make_shared<request::RequestStateMachine>(&context, connection, header, std::move(payload)));
+  };
+  if (!poll_loop.Open(listen_fd, on_request, &error)) {
+    LogLine("bmi: " + error);
+    return 1;
+  }
+  storage.Start(config.storage_threads);
+  jobs.StartWorkers(config.worker_threads);
+  std::thread poll_thread([&poll_loop] { poll_loop.Run(); });
+
+  EmitJsonLine(JsonLine()
+                   .Add("event", "ready")
+                   .Add("alias", self.name)
+                   .Add("index", index)
+                   .Add("pid", static_cast<int64_t>(getpid()))
+                   .Add("address", self.host + ":" + std::to_string(self.port))
+                   .Add("direct_io", bstreams.direct_io())
+                   .Add("keyval_entries", static_cast<uint64_t>(keyval.size())));
+  LogLine("serving " + self.host + ":" + std::to_string(self.port) + " from " + self.storage_space +
+          (bstreams.direct_io() ? " (O_DIRECT)" : " (buffered)"));
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  LogLine(std::string("stopping on ") + strsignal(signal_number));
+  // Network first (no new requests; open flows see their connection close),
+  // then the workers finish what is queued, then the disk threads.
+  poll_loop.Stop();
+  poll_thread.join();
+  jobs.Shutdown();
+  storage.Shutdown();
+  LogLine("stopped");
+  return 0;
+}
+
+}  // namespace
+}  // namespace limpwatch::testbed
+
+int main(int argc, char** argv) {
+  limpwatch::testbed::ServerArguments arguments;
+  if (!limpwatch::testbed::ParseArguments(argc, argv, &arguments)) {
+    limpwatch::testbed::PrintUsage();
+    return 2;
+  }
+  return limpwatch::testbed::RunServer(arguments);
+}

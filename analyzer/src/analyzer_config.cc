@@ -37,6 +37,7 @@ AnalyzerConfig ReadAnalyzerConfigFromEnvironment(std::vector<std::string>* probl
   ReadNumber("LIMPWATCH_ANALYZE_WINDOW", 1, 600, &config.window_ticks, problems);
   ReadNumber("LIMPWATCH_ANALYZE_SHIFT", 1, 600, &config.shift_ticks, problems);
   ReadNumber("LIMPWATCH_ANALYZE_K", 1, 50, &config.k, problems);
+  ReadNumber("LIMPWATCH_ANALYZE_WARMUP", 0, 10000, &config.warmup_windows, problems);
   ReadNumber("LIMPWATCH_ANALYZE_MIN_SAMPLES", 0, 1e9, &config.min_feature_samples, problems);
   ReadNumber("LIMPWATCH_ANALYZE_MIN_TIME_MS", 0, 1e9, &config.min_feature_time_ms, problems);
   ReadNumber("LIMPWATCH_ANALYZE_MAX_FEATURES", 1, 1000, &config.max_features, problems);

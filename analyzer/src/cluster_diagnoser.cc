@@ -69,7 +69,9 @@ double ClusterDiagnoser::ThresholdFor(const std::string& server, ComparedMetric 
                                       bool* trained) const {
   auto value = thresholds_.Get(server, metric);
   *trained = value.has_value();
-  return value ? *value : default_threshold;
+  // A short or very quiet training run can learn 0 ("never slower than its
+  // peers"); the floor keeps a trained threshold above measurement noise.
+  return value ? std::max(*value, DefaultThresholdFloor(metric)) : default_threshold;
 }
 
 void ClusterDiagnoser::ScoreVectorMetric(ComparedMetric metric, const std::vector<const PeerSummary*>& summaries,
@@ -225,7 +227,8 @@ std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_
       const MetricScore* found_score = found_scores == scores_of.end() ? nullptr : found_scores->second[index];
       bool scored = found_score != nullptr;
       if (scored) score = *found_score;
-      history.anomalous.push_back(scored && score.anomalous);
+      bool warming_up = state.windows_seen <= config_.warmup_windows;
+      history.anomalous.push_back(scored && score.anomalous && !warming_up);
       history.scores.push_back(score);
       history.components.push_back(scored && score.anomalous && !components[index].empty()
                                        ? components[index][position]

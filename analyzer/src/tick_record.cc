@@ -1,5 +1,7 @@
 #include "limpwatch/analyzer/tick_record.h"
 
+#include "limpwatch/analyzer/io_metrics.h"
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -8,81 +10,35 @@ namespace {
 
 uint64_t Delta(uint64_t before, uint64_t after) { return after >= before ? after - before : 0; }
 
-shm::IoValues Delta(const shm::IoValues& before, const shm::IoValues& after) {
-  return {Delta(before.calls, after.calls), Delta(before.bytes, after.bytes), Delta(before.ticks, after.ticks),
-          Delta(before.errors, after.errors)};
-}
-
-shm::IoValues Sum(const shm::IoSnapshot& io, shm::FdKind kind, std::initializer_list<shm::IoOperation> operations) {
-  shm::IoValues total;
-  for (shm::IoOperation operation : operations) {
-    const shm::IoValues& value = io.at(kind, operation);
-    total.calls += value.calls;
-    total.bytes += value.bytes;
-    total.ticks += value.ticks;
-    total.errors += value.errors;
-  }
-  return total;
-}
-
-double MeanMs(const shm::IoValues& value, double ns_per_tick) {
-  return value.calls == 0 ? 0.0 : double(value.ticks) * ns_per_tick / 1e6 / double(value.calls);
-}
-
-IoTick BuildIoTick(const shm::Snapshot& before, const shm::Snapshot& after) {
-  using shm::FdKind;
-  using shm::IoOperation;
+// Seed 001's and seed 003's per-tick values, from the I/O metrics of the interval.
+IoTick BuildIoTick(const IoMetrics& metrics) {
   IoTick tick;
-  auto file_reads = Delta(Sum(before.io, FdKind::kFile, {IoOperation::kRead}),
-                          Sum(after.io, FdKind::kFile, {IoOperation::kRead}));
-  auto file_writes = Delta(Sum(before.io, FdKind::kFile, {IoOperation::kWrite, IoOperation::kSync}),
-                           Sum(after.io, FdKind::kFile, {IoOperation::kWrite, IoOperation::kSync}));
-  tick.dread_ms = MeanMs(file_reads, after.ns_per_tick);
-  tick.dwrite_ms = MeanMs(file_writes, after.ns_per_tick);
-  tick.file_reads = file_reads.calls;
-  tick.file_writes = file_writes.calls;
-  shm::IoValues socket_reads, socket_writes;
-  for (FdKind kind : {FdKind::kTcp, FdKind::kUdp, FdKind::kUnix}) {
-    auto reads = Delta(Sum(before.io, kind, {IoOperation::kRead}), Sum(after.io, kind, {IoOperation::kRead}));
-    auto writes = Delta(Sum(before.io, kind, {IoOperation::kWrite}), Sum(after.io, kind, {IoOperation::kWrite}));
-    socket_reads.calls += reads.calls;
-    socket_reads.ticks += reads.ticks;
-    socket_reads.bytes += reads.bytes;
-    socket_writes.bytes += writes.bytes;
-  }
-  tick.nsread_ms = MeanMs(socket_reads, after.ns_per_tick);
-  tick.socket_reads = socket_reads.calls;
-  tick.request_bytes = double(socket_reads.bytes + socket_writes.bytes);
-  for (uint32_t kind = 0; kind < shm::kFdKindCount; ++kind) {
-    for (uint32_t operation = 0; operation < shm::kIoOperationCount; ++operation) {
-      tick.errors += Delta(before.io.counters[kind][operation].errors, after.io.counters[kind][operation].errors);
-    }
-  }
+  tick.dread_ms = metrics.dread.ms_per_call;
+  tick.dwrite_ms = metrics.dwrite.ms_per_call;
+  tick.nsread_ms = metrics.nsread.ms_per_call;
+  tick.ncread_ms = metrics.ncread.ms_per_call;
+  tick.file_reads = metrics.dread.calls;
+  tick.file_writes = metrics.dwrite.calls;
+  tick.socket_reads = metrics.nsread.calls;
+  tick.request_bytes = double(metrics.socket_bytes_in + metrics.socket_bytes_out);
+  for (const ErrnoInterval& error : metrics.errors) tick.errors += error.count;
+  tick.errors += metrics.errno_overflow;
   return tick;
 }
 
-NodeTick BuildNodeTick(const shm::NodeMetricsValues& before, const shm::NodeMetricsValues& after) {
+NodeTick BuildNodeTick(const NodeRates& rates) {
   NodeTick tick;
-  if (!before.valid || !after.valid || after.timestamp_ns <= before.timestamp_ns) return tick;
-  double seconds = double(after.timestamp_ns - before.timestamp_ns) / 1e9;
+  if (!rates.valid) return tick;
   tick.valid = true;
-  tick.interrupts = double(Delta(before.interrupts, after.interrupts)) / seconds;
-  tick.pages_allocated = double(Delta(before.pages_allocated, after.pages_allocated)) / seconds;
-  tick.heap_growth_bytes = (double(after.heap_bytes) - double(before.heap_bytes)) / seconds;
-  uint64_t requests = Delta(before.disk_reads_completed, after.disk_reads_completed) +
-                      Delta(before.disk_writes_completed, after.disk_writes_completed);
-  uint64_t sectors = Delta(before.disk_sectors_read, after.disk_sectors_read) +
-                     Delta(before.disk_sectors_written, after.disk_sectors_written);
-  uint64_t busy_ms = Delta(before.disk_io_ms, after.disk_io_ms);
-  uint64_t wait_ms = Delta(before.disk_read_ms, after.disk_read_ms) + Delta(before.disk_write_ms, after.disk_write_ms);
-  tick.disk_requests = double(requests) / seconds;
-  if (requests > 0) {
-    tick.disk_iosize_kb = double(sectors) * 512.0 / 1024.0 / double(requests);
-    tick.disk_svctm_ms = double(busy_ms) / double(requests);
-    tick.disk_await_ms = double(wait_ms) / double(requests);
-  }
-  tick.disk_utilisation = std::min(1.0, double(busy_ms) / (seconds * 1000.0));
-  tick.cpu_ms = double(Delta(before.process_cpu_ns, after.process_cpu_ns)) / 1e6 / seconds;
+  tick.interrupts = rates.interrupts_per_s;
+  tick.pages_allocated = rates.pages_allocated_per_s;
+  tick.heap_growth_bytes = rates.heap_growth_mb_per_s * 1e6;
+  tick.disk_requests = rates.disk_requests_per_s;
+  tick.disk_iosize_kb = rates.disk_iosize_kb;
+  tick.disk_svctm_ms = rates.disk_svctm_ms;
+  tick.disk_await_ms = rates.disk_await_ms;
+  tick.disk_utilisation = rates.disk_utilization;
+  tick.cpu_ms = rates.process_cpu_percent * 10.0;  // % of a CPU -> ms per second
   return tick;
 }
 
@@ -122,8 +78,9 @@ TickRecord BuildTickRecord(const std::string& node, const shm::Snapshot& before,
   for (auto& [hash, tick] : by_hash) record.functions.push_back(tick);
   std::sort(record.functions.begin(), record.functions.end(),
             [](const FunctionTick& a, const FunctionTick& b) { return a.name_hash < b.name_hash; });
-  record.io = BuildIoTick(before, after);
-  record.node_stats = BuildNodeTick(before.node_metrics, after.node_metrics);
+  IoMetrics io = DeriveIoMetrics(before, after);
+  record.io = BuildIoTick(io);
+  record.node_stats = BuildNodeTick(io.node);
   return record;
 }
 

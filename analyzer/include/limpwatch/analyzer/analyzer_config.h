@@ -18,6 +18,9 @@ struct AnalyzerConfig {
   uint32_t window_ticks = 4;
   uint32_t shift_ticks = 1;
   uint32_t k = 3;  // anomalous in k of the last 2k-1 windows
+  // A server's first windows hold its start-up (opening files, filling
+  // caches): they are compared but never counted as anomalous.
+  uint32_t warmup_windows = 8;
 
   // Dimensionality reduction (seed 000 section 5.1: 100 samples or 1 s of
   // time in some window on some node), per window of window_ticks ticks.

@@ -373,8 +373,8 @@ struct SampleTableHeader {
   std::atomic<uint64_t> samples_total;
   std::atomic<uint64_t> samples_lost;      // dropped by the kernel or the table was full
   std::atomic<uint64_t> samples_unknown;   // no symbol covered the address
-  std::atomic<uint32_t> source;            // 0 off, 1 perf cpu-clock, 2 perf cycles, 3 SIGPROF timer
-  std::atomic<uint32_t> flags;             // bit 0: kernel samples included, bit 1: callchains
+  std::atomic<uint32_t> source;            // SampleSource: 0 off, 1 perf cpu-clock, 2 perf cycles, 3 SIGPROF timer
+  std::atomic<uint32_t> flags;             // SampleFlags: kernel samples, callchains, node profile
   std::atomic<uint32_t> rate_hz;
   uint32_t reserved_u32;
   std::atomic<uint64_t> node_samples_total;  // system-wide kernel samples, idle ones included

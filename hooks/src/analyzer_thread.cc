@@ -83,21 +83,8 @@ void* AnalyzerThreadMain(void* argument) {
 void StartAnalyzerThread() {
   if (!runtime::EnsureProcessInitialized()) return;
   uint64_t epoch = g_analyzer_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
-  sigset_t all, previous;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &previous);
-  pthread_attr_t attributes;
-  pthread_attr_init(&attributes);
-  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-  pthread_t thread;
-  int result = pthread_create(&thread, &attributes, AnalyzerThreadMain, reinterpret_cast<void*>(epoch));
-  pthread_attr_destroy(&attributes);
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  if (result != 0) {
-    Log(std::string("analyzer: cannot start its thread: ") + std::strerror(result));
-  } else {
-    pthread_setname_np(thread, "limpwatch-anlz");
-  }
+  int result = runtime::StartQuietThread("limpwatch-anlz", AnalyzerThreadMain, reinterpret_cast<void*>(epoch));
+  if (result != 0) Log(std::string("analyzer: cannot start its thread: ") + std::strerror(result));
 }
 
 bool AnalyzerWanted() {

@@ -113,25 +113,13 @@ void* ServiceThreadMain(void* argument) {
   return nullptr;
 }
 
-// The service thread publishes names and a heartbeat. It starts with every
-// signal blocked, so the server's signal handling is not disturbed.
+// The service thread publishes names and a heartbeat.
 void StartServiceThread() {
   uint64_t epoch = g_service_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
-  sigset_t all, previous;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &previous);
-  pthread_attr_t attributes;
-  pthread_attr_init(&attributes);
-  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-  pthread_t thread;
-  int result = pthread_create(&thread, &attributes, ServiceThreadMain, reinterpret_cast<void*>(epoch));
-  pthread_attr_destroy(&attributes);
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  int result = StartQuietThread("limpwatch", ServiceThreadMain, reinterpret_cast<void*>(epoch));
   if (result != 0) {
     LogLine(std::string("cannot start the service thread: ") + std::strerror(result) +
             "; names are published at exit only");
-  } else {
-    pthread_setname_np(thread, "limpwatch");
   }
 }
 
@@ -238,6 +226,21 @@ bool EnsureProcessInitialized() {
     phase = g_process.phase.load(std::memory_order_acquire);
   }
   return phase == static_cast<uint32_t>(ProcessPhase::kReady);
+}
+
+int StartQuietThread(const char* name, void* (*main)(void*), void* argument) {
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+  pthread_t thread;
+  int result = pthread_create(&thread, &attributes, main, argument);
+  pthread_attr_destroy(&attributes);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  if (result == 0) pthread_setname_np(thread, name);
+  return result;
 }
 
 const shm::SegmentView& CurrentSegmentView() { return g_view; }

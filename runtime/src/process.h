@@ -25,6 +25,11 @@ void RegisterThreadExit();
 // Folds a recording thread's counts into the retired totals and frees its slot.
 void ReleaseThreadSlot(ThreadState& thread);
 
+// Starts a detached background thread of limpwatch's own, named `name`,
+// with every signal blocked so that the server's signal handling is not
+// disturbed. Returns 0, or the errno of pthread_create.
+int StartQuietThread(const char* name, void* (*main)(void*), void* argument);
+
 // One line on stderr, prefixed with "limpwatch[<pid>]: ".
 void LogLine(const std::string& message);
 

@@ -275,21 +275,11 @@ void* ReaderThreadMain(void* argument) {
 // Starts the reader with every signal blocked. Returns false with *error.
 bool StartReaderThread(std::string* error) {
   uint64_t epoch = g_reader_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
-  sigset_t all, previous;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &previous);
-  pthread_attr_t attributes;
-  pthread_attr_init(&attributes);
-  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-  pthread_t thread;
-  int result = pthread_create(&thread, &attributes, ReaderThreadMain, reinterpret_cast<void*>(epoch));
-  pthread_attr_destroy(&attributes);
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  int result = StartQuietThread("limpwatch-samp", ReaderThreadMain, reinterpret_cast<void*>(epoch));
   if (result != 0) {
     *error = "cannot start its reader thread: " + ErrnoText(result);
     return false;
   }
-  pthread_setname_np(thread, "limpwatch-samp");
   return true;
 }
 

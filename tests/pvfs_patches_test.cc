@@ -25,8 +25,8 @@ using limpwatch::runtime::IsSelected;
 using limpwatch::runtime::SelectionManifest;
 using limpwatch::shm::Resource;
 
-const std::string kManifest = std::string(LIMPWATCH_PVFS_PATCHES_DIR) + "/orangefs-2.10.manifest";
-const std::string kSelection = std::string(LIMPWATCH_PVFS_PATCHES_DIR) + "/orangefs-2.10.select";
+const std::string kManifest = std::string(LIMPWATCH_PVFS_PATCHES_DIR) + "/pvfs-2.10-functions.manifest";
+const std::string kSelection = std::string(LIMPWATCH_PVFS_PATCHES_DIR) + "/pvfs-2.10-default.select";
 
 struct Line {
   int number;

@@ -349,9 +349,9 @@ struct ThreadJob {
 
 static void* thread_io(void* argument) {
   struct ThreadJob* job = argument;
-  char name[64];
-  snprintf(name, sizeof name, "thread-%d", job->index);
-  char* path = path_in(job->directory, name);
+  /* path_in's rotating buffers are shared: a thread builds its own path. */
+  char path[4096];
+  snprintf(path, sizeof path, "%s/thread-%d", job->directory, job->index);
   char* data = calloc(1, (size_t)job->size);
   int fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0600);
   expect(fd >= 0, "open thread file");

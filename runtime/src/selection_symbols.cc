@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "mapped_file.h"
+
 namespace limpwatch::runtime {
 namespace {
 
@@ -44,41 +46,8 @@ int ReadGeneration(dl_phdr_info* info, size_t size, void* data) {
   return 1;  // every entry carries the same counter
 }
 
-// A read-only mapping of a whole file.
-class MappedElf {
- public:
-  explicit MappedElf(const std::string& path) {
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    struct stat status{};
-    if (fstat(fd, &status) == 0 && status.st_size > 0) {
-      void* data = mmap(nullptr, static_cast<size_t>(status.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-      if (data != MAP_FAILED) {
-        data_ = static_cast<const uint8_t*>(data);
-        size_ = static_cast<size_t>(status.st_size);
-      }
-    }
-    close(fd);
-  }
-  ~MappedElf() {
-    if (data_ != nullptr) munmap(const_cast<uint8_t*>(data_), size_);
-  }
-  MappedElf(const MappedElf&) = delete;
-  MappedElf& operator=(const MappedElf&) = delete;
-
-  template <typename T>
-  const T* At(uint64_t offset, uint64_t count = 1) const {
-    if (data_ == nullptr || offset > size_ || count > (size_ - offset) / sizeof(T)) return nullptr;
-    return reinterpret_cast<const T*>(data_ + offset);
-  }
-
- private:
-  const uint8_t* data_ = nullptr;
-  size_t size_ = 0;
-};
-
 // Visits one symbol table; returns how many functions it held.
-size_t VisitTable(const MappedElf& file, const Elf64_Shdr& section, const Elf64_Shdr& strings,
+size_t VisitTable(const MappedFile& file, const Elf64_Shdr& section, const Elf64_Shdr& strings,
                   const std::function<void(const FunctionSymbol&)>& visit) {
   uint64_t count = section.sh_size / sizeof(Elf64_Sym);
   const auto* symbols = file.At<Elf64_Sym>(section.sh_offset, count);
@@ -121,7 +90,7 @@ uint64_t LoadedObjectGeneration() {
 }
 
 bool ForEachFunctionSymbol(const std::string& path, const std::function<void(const FunctionSymbol&)>& visit) {
-  MappedElf file(path);
+  MappedFile file(path);
   const auto* elf = file.At<Elf64_Ehdr>(0);
   if (elf == nullptr || std::memcmp(elf->e_ident, ELFMAG, SELFMAG) != 0 || elf->e_ident[EI_CLASS] != ELFCLASS64 ||
       elf->e_shentsize != sizeof(Elf64_Shdr)) {

@@ -168,6 +168,20 @@ TEST(PeerComparisonTest, NetworkReceiveAnomalyIsIndictedOnNetwork) {
   EXPECT_EQ(result.alarms.front().resource, shm::Resource::kNetwork);
 }
 
+TEST(PeerComparisonTest, HowIdleTimeSplitsAmongWaitingThreadsIsNotAnAnomaly) {
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kIdleSplit;
+  cluster.faulty_server = 5;
+  ReplayResult quiet = Replay(cluster);
+  EXPECT_TRUE(quiet.alarms.empty()) << AlarmToLogLine(quiet.alarms.front());
+  // The same stream, with the waiting functions counted as work, does indict:
+  // leaving idle functions out is what keeps it quiet.
+  ReplayResult unmarked = ReplayCluster({}, GenerateCluster(cluster), {}, testing::SyntheticManifest(false),
+                                        testing::SyntheticNames(), nullptr);
+  ASSERT_FALSE(unmarked.alarms.empty());
+  EXPECT_EQ(unmarked.alarms.front().server, ServerName(5));
+}
+
 TEST(PeerComparisonTest, KOfTwoKMinusOneFiltersAShortBlip) {
   SyntheticCluster cluster;
   cluster.fault = SyntheticFault::kDiskTime;

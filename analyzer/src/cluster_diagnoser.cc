@@ -74,16 +74,37 @@ double ClusterDiagnoser::ThresholdFor(const std::string& server, ComparedMetric 
   return value ? std::max(*value, DefaultThresholdFloor(metric)) : default_threshold;
 }
 
+bool ClusterDiagnoser::IsIdleFeature(uint32_t key) {
+  auto known = idle_keys_.find(key);
+  if (known != idle_keys_.end()) return known->second;
+  if (names_ == nullptr || names_->HashOfKey(key) == 0) return false;  // decided once its name is known
+  bool idle = manifest_.IsIdle(names_->NameOfKey(key));
+  idle_keys_.emplace(key, idle);
+  return idle;
+}
+
+std::vector<Feature> ClusterDiagnoser::WithoutIdleFunctions(const std::vector<Feature>& features) {
+  std::vector<Feature> kept;
+  kept.reserve(features.size());
+  for (const Feature& feature : features) {
+    if (!IsIdleFeature(feature.key)) kept.push_back(feature);
+  }
+  return kept;
+}
+
 void ClusterDiagnoser::ScoreVectorMetric(ComparedMetric metric, const std::vector<const PeerSummary*>& summaries,
                                          WindowResult* result, std::vector<std::vector<Feature>>* components) {
   Metric vector_metric = VectorMetricOf(metric);
   std::vector<size_t> members;  // indices into summaries with this metric
   std::vector<const std::vector<Feature>*> vectors;
+  std::vector<std::vector<Feature>> working;  // the vectors without idle functions
+  working.reserve(summaries.size());
   for (size_t index = 0; index < summaries.size(); ++index) {
     const auto* features = FeaturesOf(*summaries[index], vector_metric);
     if (features == nullptr || features->empty()) continue;
     members.push_back(index);
-    vectors.push_back(features);
+    working.push_back(WithoutIdleFunctions(*features));
+    vectors.push_back(&working.back());
   }
   components->assign(summaries.size(), {});
   if (members.size() < 3) return;  // with two servers nobody can tell which one limps

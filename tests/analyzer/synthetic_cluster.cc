@@ -17,6 +17,7 @@ struct SyntheticFunction {
   double samples_per_s;
   bool storage;
   bool network_receive;
+  bool idle = false;
 };
 
 constexpr SyntheticFunction kFunctions[] = {
@@ -32,6 +33,8 @@ constexpr SyntheticFunction kFunctions[] = {
     {"flow_copy_buffer", "cpu", 400, 60, 60, false, false},
     {"list_push", "cpu", 3000, 1, 1, false, false},
     {"mutex_lock", "cpu", 5000, 2, 2, false, false},
+    {"job_wait_for_work", "idle", 100, 1500, 0, false, false, true},
+    {"storage_wait_for_operation", "idle", 100, 1500, 0, false, false, true},
 };
 
 }  // namespace
@@ -59,6 +62,9 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
         if (faulty && cluster.fault == SyntheticFault::kDiskTime && function.storage) {
           self_ms *= 6.0;
           calls *= 0.7;
+        }
+        if (faulty && cluster.fault == SyntheticFault::kIdleSplit && function.idle) {
+          self_ms *= &function == &kFunctions[std::size(kFunctions) - 1] ? 0.2 : 1.8;
         }
         if (faulty && cluster.fault == SyntheticFault::kNetworkCount && function.network_receive) {
           calls *= 4.0;
@@ -98,10 +104,14 @@ analyzer::NameBook SyntheticNames() {
   return names;
 }
 
-analyzer::ResourceManifest SyntheticManifest() {
+analyzer::ResourceManifest SyntheticManifest(bool idle_marked) {
   analyzer::ResourceManifest manifest;
   for (const SyntheticFunction& function : kFunctions) {
-    manifest.AddRule(function.name, *analyzer::ParseResource(function.resource));
+    if (function.idle && idle_marked) {
+      manifest.AddIdleRule(function.name);
+    } else {
+      manifest.AddRule(function.name, function.idle ? shm::Resource::kCpu : *analyzer::ParseResource(function.resource));
+    }
   }
   return manifest;
 }

@@ -19,6 +19,7 @@ enum class SyntheticFault {
   kNone,
   kDiskTime,      // storage calls take 6x longer, fewer complete
   kNetworkCount,  // receive calls return less data: many more of them, more kernel samples
+  kIdleSplit,     // the waiting threads' time moves from one idle function to another
 };
 
 struct SyntheticCluster {
@@ -38,9 +39,10 @@ std::string ServerName(int index);
 // server name -> its ticks, in order.
 std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const SyntheticCluster& cluster);
 
-// The names of the synthetic functions, and a manifest naming their resources.
+// The names of the synthetic functions, and a manifest naming their resources
+// (with `idle_marked` false, the waiting functions count as CPU work).
 analyzer::NameBook SyntheticNames();
-analyzer::ResourceManifest SyntheticManifest();
+analyzer::ResourceManifest SyntheticManifest(bool idle_marked = true);
 
 // Names of the storage functions (the root cause of kDiskTime).
 std::vector<std::string> StorageFunctionNames();

@@ -179,7 +179,8 @@ bool Evaluation::Train() {
   thresholds_ = options_.out + "/thresholds";
   std::vector<std::string> argv{LIMPWATCH_CLI_PATH, "train"};
   argv.insert(argv.end(), recordings.begin(), recordings.end());
-  argv.insert(argv.end(), {"-o", thresholds_});
+  // Trained as the servers will analyze: with the manifest's idle functions left out.
+  argv.insert(argv.end(), {"-o", thresholds_, "-m", manifest_});
   CommandOutput trained = RunCommand(argv);
   if (trained.status != 0) {
     std::fprintf(stderr, "limpwatch-eval: training failed:\n%s\n", trained.output.c_str());

@@ -4,6 +4,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "format.h"
 #include "limpwatch/analyzer/cluster_replay.h"
 #include "limpwatch/analyzer/resource_manifest.h"
 #include "limpwatch/analyzer/thresholds.h"
@@ -65,6 +66,12 @@ int RunDiagnose(const std::vector<std::string>& args) {
       std::string line = "window " + std::to_string(window.window) + ": " + std::to_string(window.servers.size()) +
                          " servers";
       for (const std::string& server : window.indicted) line += ", indicts " + server;
+      // Why: every score over its threshold, indicting or not (k of 2k-1 decides).
+      for (const analyzer::MetricScore& score : window.scores) {
+        if (!score.anomalous) continue;
+        line += "; " + score.server + " " + analyzer::ComparedMetricName(score.metric) + " " +
+                FormatFixed(score.score, 2) + " > " + FormatFixed(score.threshold, 2);
+      }
       WriteOut(line + "\n");
     }
   }

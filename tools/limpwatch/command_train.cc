@@ -7,6 +7,7 @@
 #include "args.h"
 #include "commands.h"
 #include "limpwatch/analyzer/cluster_replay.h"
+#include "limpwatch/analyzer/resource_manifest.h"
 #include "limpwatch/analyzer/thresholds.h"
 #include "limpwatch/analyzer/transport_exchange.h"
 #include "output.h"
@@ -19,6 +20,7 @@ namespace {
 
 constexpr OptionSpec kTrainOptions[] = {
     {"--output", "-o", true},
+    {"--manifest", "-m", true},
     {"--help", "-h", false},
 };
 
@@ -36,10 +38,14 @@ int RunTrain(const std::vector<std::string>& args) {
   const std::string* output = parsed.Value("--output");
   if (output == nullptr) return UsageError("train", "missing -o THRESHOLDS (where to write them)");
 
+  std::vector<std::string> problems;
+  analyzer::ResourceManifest manifest;
+  if (const std::string* path = parsed.Value("--manifest")) {
+    if (!manifest.Load(*path, &problems)) return Fail(kExitFailure, "manifest '" + *path + "': cannot read");
+  }
   LoadedRun run;
   if (!LoadRun(parsed.positional, &run, &error)) return Fail(kExitFailure, error);
   for (const std::string& problem : run.problems) Warn(problem);
-  std::vector<std::string> problems;
   analyzer::AnalyzerConfig config = analyzer::ReadAnalyzerConfigFromEnvironment(&problems);
   for (const std::string& problem : problems) Warn(problem);
   config.tick_ms = run.tick_ms;
@@ -47,7 +53,7 @@ int RunTrain(const std::vector<std::string>& args) {
 
   ProgressBar progress("training");
   analyzer::ReplayResult result =
-      analyzer::ReplayCluster(config, run.ticks, {}, {}, run.names, analyzer::WireRoundTrip,
+      analyzer::ReplayCluster(config, run.ticks, {}, manifest, run.names, analyzer::WireRoundTrip,
                               [&progress](size_t done, size_t total) { progress.Update(done, total); });
   progress.Finish();
 

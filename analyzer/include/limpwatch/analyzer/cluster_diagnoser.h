@@ -93,6 +93,12 @@ class ClusterDiagnoser {
                          WindowResult* result, std::vector<std::vector<Feature>>* components);
   void ScoreScalarMetric(ComparedMetric metric, const std::vector<const PeerSummary*>& summaries,
                          WindowResult* result);
+  // Functions the manifest marks idle (waiting for work) are left out of the
+  // distances: the time a fault takes from them shows, mirrored, in the
+  // functions that do the work, while how idle time splits among a server's
+  // waiting threads is noise that differs from server to server.
+  bool IsIdleFeature(uint32_t key);
+  std::vector<Feature> WithoutIdleFunctions(const std::vector<Feature>& features);
   double ThresholdFor(const std::string& server, ComparedMetric metric, double default_threshold, bool* trained) const;
   Alarm BuildAlarm(const std::string& server, ServerState& state, const std::vector<ComparedMetric>& fired,
                    uint64_t window, uint64_t now_unix_ms, const std::vector<const PeerSummary*>& summaries);
@@ -114,6 +120,7 @@ class ClusterDiagnoser {
   // servers in windows where nobody was anomalous; features that vary a lot
   // without a fault weigh less.
   std::unordered_map<uint32_t, double> spread_[kVectorMetricCount];
+  std::unordered_map<uint32_t, bool> idle_keys_;  // by feature key, once its name is known
 };
 
 }  // namespace limpwatch::analyzer

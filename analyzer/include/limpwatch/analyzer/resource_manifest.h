@@ -4,7 +4,9 @@
 //     <function name or glob> <disk|network|cpu|memory|idle>
 // "idle" marks functions where threads wait for work (a job queue's wait,
 // an event loop's epoll_wait): their time grows when the server has less to
-// do, so they are never named as a root cause.
+// do, so they are never named as a root cause, and peers are compared
+// without them (the work functions show the same shift, without the noise of
+// how idle time splits among waiting threads).
 // The first matching rule wins. The PVFS manifest (pvfs-patches/) maps
 // trove/dbpf calls to disk, BMI calls to network, and so on; the test-bed
 // ships its own.

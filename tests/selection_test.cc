@@ -245,6 +245,43 @@ TEST(SelectionTest, ReloadsTheManifestWhileTheProgramRuns) {
       << stderr_capture.Text();
 }
 
+// held_on_stack is deselected while it sleeps: its exit is then a bare index
+// probe that leaves its frame, and holder's exit must still close it.
+TEST(SelectionTest, FunctionDeselectedWhileOnTheStackIsClosedByItsCaller) {
+  ManifestFile manifest("include holder\ninclude held_on_stack\ninclude child_hot\n");
+  std::string name = UniqueSegmentName("select-held");
+  SegmentCleanup cleanup(name);
+  int out = -1;
+  pid_t pid = StartProgram(TestProgram("selection"), {"held", "1500"},
+                           {"LIMPWATCH_NAME=" + name, "LIMPWATCH_KEEP=1", "LIMPWATCH_SELECT=" + manifest.path()}, &out);
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(ReadLine(out), "ready");
+  manifest.Write("include holder\n");
+  bool reselected = false;
+  for (int tries = 0; tries < 100 && !reselected; ++tries) {
+    reselected = ReadSelectionCounters(name, pid).applied == 2;
+    if (!reselected) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(out);
+  ASSERT_TRUE(reselected) << "the new manifest was not applied while held_on_stack slept";
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+  SelectedRun run;
+  run.snapshot = ReadSegment(name, pid);
+  run.counters = CountersByName(run.snapshot);
+  EXPECT_EQ(Calls(run, "holder"), 1u);
+  EXPECT_EQ(Calls(run, "held_on_stack"), 1u);  // counted when it entered
+  EXPECT_EQ(Calls(run, "child_hot"), 1u);      // the second call came after the change
+  EXPECT_EQ(run.snapshot.diagnostics.resynced_frames, 1u);
+  EXPECT_EQ(run.snapshot.diagnostics.unmatched_exits, 0u);
+  for (const auto& thread : run.snapshot.threads) EXPECT_EQ(thread.depth, 0u);
+  // The stale frame's own time is the caller's, as an unselected call's is.
+  EXPECT_GE(TotalMs(run, "holder"), 1500.0);
+  EXPECT_GE(SelfMs(run, "holder"), 1500.0);
+}
+
 TEST(SelectionTest, BadManifestAtStartIsReportedAndEverythingIsTraced) {
   ManifestFile manifest("include parent_work\n\ninclude file:\n");
   StderrCapture stderr_capture;

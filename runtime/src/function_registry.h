@@ -34,8 +34,11 @@ LW_HOT uint32_t DecodeIdField(uint64_t id_field) {
 }
 
 LW_HOT uint32_t IndexPosition(uint64_t address, uint32_t mask) {
-  // Fibonacci hashing: code addresses are 16-byte aligned and clustered.
-  return static_cast<uint32_t>((address * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+  // Functions are at least a few bytes long and mostly 16-byte aligned, so
+  // the address's 16-byte line spreads them over the positions in code order
+  // with one shift: the probe is every hook's first step, even an unselected
+  // function's, and a multiplication would be a third of its cost.
+  return static_cast<uint32_t>(address >> 4) & mask;
 }
 
 LW_COLD uint32_t RegisterFunction(uint64_t address, uint32_t position);
@@ -64,18 +67,43 @@ LW_HOT uint32_t LookupFunction(uint64_t address) {
   }
 }
 
-// True when `address` is registered and not selected: its exit has nothing to
-// pop. Never registers.
-LW_HOT bool IsUnselected(uint64_t address) {
+// ProbeIdField's answer for an address the index does not hold yet.
+inline constexpr uint64_t kIdFieldAbsent = 0;
+
+// The id field of `address`'s index entry, or kIdFieldAbsent. One probe,
+// never registers: the hot path's first step, so that an unselected
+// function costs this and nothing more.
+LW_HOT uint64_t ProbeIdField(uint64_t address) {
   uint32_t mask = g_process.function_index_mask;
   uint32_t position = IndexPosition(address, mask);
   for (;;) {
     uint64_t packed = g_process.function_index[position].packed.load(std::memory_order_relaxed);
-    if ((packed >> shm::kFunctionIdBits) == address) return (packed & kIdFieldMask) == kUnselectedIdField;
-    if (packed == 0) return false;
+    if ((packed >> shm::kFunctionIdBits) == address) return packed & kIdFieldMask;
+    if (packed == 0) return kIdFieldAbsent;
     position = (position + 1) & mask;
   }
 }
+
+// The word at `address`'s home position of the index (where a probe starts).
+LW_HOT uint64_t HomeEntry(uint64_t address) {
+  return g_process.function_index[IndexPosition(address, g_process.function_index_mask)].packed.load(
+      std::memory_order_relaxed);
+}
+
+// The index word of `address` registered and not selected. Comparing a home
+// entry with it is the hot path's whole cost for such a function (one that
+// collided and sits further along is found by the full path's probe).
+LW_HOT uint64_t UnselectedEntry(uint64_t address) { return (address << shm::kFunctionIdBits) | kUnselectedIdField; }
+
+// The id field of `address` given its home entry: no second load when the
+// function sits at its home position, the usual case.
+LW_HOT uint64_t IdFieldGivenHome(uint64_t address, uint64_t home) {
+  if ((home >> shm::kFunctionIdBits) == address) return home & kIdFieldMask;
+  return ProbeIdField(address);
+}
+
+// True when `address` is registered and not selected. Never registers.
+LW_HOT bool IsUnselected(uint64_t address) { return ProbeIdField(address) == kUnselectedIdField; }
 
 }  // namespace limpwatch::runtime
 

@@ -20,7 +20,18 @@
 
 namespace limpwatch::runtime {
 
-constinit ProcessState g_process{};
+namespace {
+// Until the segment exists the hot path's index probe (IsUnselected) reads
+// this empty one-entry table, finds nothing and takes the full path.
+constinit shm::FunctionIndexEntry g_empty_function_index[1] = {};
+}  // namespace
+
+constinit ProcessState g_process{.phase{},
+                                 .header = nullptr,
+                                 .function_index = g_empty_function_index,
+                                 .function_index_mask = 0,
+                                 .max_functions = 0,
+                                 .symbols = nullptr};
 
 namespace {
 

@@ -9,13 +9,26 @@
 // no slot yet, a stack deeper than its stored frames, an exit that does not
 // match the top frame (longjmp, an exception through C frames).
 //
-// A function not selected for tracing (LIMPWATCH_SELECT) pushes nothing: its
-// enter returns after the index lookup, and its exit after the top-frame check
-// and the same lookup, so its time stays in its caller's self time. The
-// top-frame check comes first on exit so that a frame pushed before a
-// re-selection turned its function off still pops; an exit whose function was
-// turned on while it ran finds no frame and is counted as unmatched by
-// ExitUnusual, which leaves the stack as it is.
+// A function not selected for tracing (LIMPWATCH_SELECT) costs one load of
+// the function index and one compare: enter and exit both read the entry at
+// the function's home position (HomeEntry) and return when it is the
+// function's "unselected" word, before they touch the thread's state (guard,
+// status, top frame). Its time stays in its caller's self time. Anything else
+// goes on to the full path, a separate non-inlined function (so that the
+// hook itself needs no stack frame and saves no register), which first
+// finishes the probe: an unselected function that collided and sits further
+// along the index returns there, still without touching the thread's state;
+// an unknown one is registered.
+//
+// Re-selection while a function is on the stack:
+// - turned off while it runs: its exit is now a probe that returns, so its
+//   frame stays on the stack. The next traced exit below it (its caller's)
+//   does not match the top frame and ExitUnusual pops the stale frame as it
+//   pops frames abandoned by a longjmp: the call stays counted, its own time
+//   goes to the caller's self time (as an unselected call's does), its traced
+//   children's time is passed on, and resynced_frames counts it.
+// - turned on while it runs: its exit finds no frame; ExitUnusual counts it
+//   as unmatched and leaves the stack as it is.
 #ifndef LIMPWATCH_RUNTIME_SRC_SHADOW_STACK_H_
 #define LIMPWATCH_RUNTIME_SRC_SHADOW_STACK_H_
 
@@ -38,8 +51,10 @@ LW_HOT void Bump(std::atomic<uint64_t>& counter, uint64_t amount) {
   counter.store(counter.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
 }
 
-LW_HOT void PushFrame(ThreadState& thread, uint64_t address) {
-  uint32_t id = LookupFunction(address);
+// `id_field` is what the hot path's probe found (kIdFieldAbsent: not
+// registered yet, looked up again here, which registers it).
+LW_HOT void PushFrame(ThreadState& thread, uint64_t address, uint64_t id_field) {
+  uint32_t id = id_field == kIdFieldAbsent ? LookupFunction(address) : DecodeIdField(id_field);
   if (id == kUnselectedFunction) return;
   uint32_t depth = thread.depth;
   if (__builtin_expect(depth >= thread.stack_depth || id == shm::kNoFunction, 0)) {
@@ -77,19 +92,23 @@ LW_HOT void PopFrame(ThreadState& thread, uint32_t top, uint64_t now) {
   thread.slot->depth.store(top, std::memory_order_release);
 }
 
-LW_HOT void RecordEnter(uint64_t address) {
+// The full paths. `home` is the function's home entry, read by the caller.
+[[gnu::no_instrument_function, gnu::noinline]] inline void RecordTracedEnter(uint64_t address, uint64_t home) {
+  uint64_t id_field = IdFieldGivenHome(address, home);
+  if (id_field == kUnselectedIdField) return;
   ThreadState& thread = t_thread;
   if (thread.in_hook) return;
   thread.in_hook = 1;
   if (__builtin_expect(thread.status == ThreadStatus::kRecording, 1) || AttachThread(thread)) {
-    PushFrame(thread, address);
+    PushFrame(thread, address, id_field);
   } else if (thread.status == ThreadStatus::kNoSlot) {
     CountCallWithoutSlot();
   }
   thread.in_hook = 0;
 }
 
-LW_HOT void RecordExit(uint64_t address) {
+[[gnu::no_instrument_function, gnu::noinline]] inline void RecordTracedExit(uint64_t address, uint64_t home) {
+  if ((home >> shm::kFunctionIdBits) != address && IsUnselected(address)) return;
   ThreadState& thread = t_thread;
   if (thread.in_hook) return;
   thread.in_hook = 1;
@@ -98,11 +117,23 @@ LW_HOT void RecordExit(uint64_t address) {
     if (__builtin_expect(depth - 1 < thread.stack_depth, 1) &&
         thread.frames[depth - 1].address.load(std::memory_order_relaxed) == address) {
       PopFrame(thread, depth - 1, ReadTicks());
-    } else if (!IsUnselected(address)) {
+    } else {
       ExitUnusual(thread, address, ReadTicks());
     }
   }
   thread.in_hook = 0;
+}
+
+LW_HOT void RecordEnter(uint64_t address) {
+  uint64_t home = HomeEntry(address);
+  if (home == UnselectedEntry(address)) return;
+  RecordTracedEnter(address, home);
+}
+
+LW_HOT void RecordExit(uint64_t address) {
+  uint64_t home = HomeEntry(address);
+  if (home == UnselectedEntry(address)) return;
+  RecordTracedExit(address, home);
 }
 
 }  // namespace limpwatch::runtime

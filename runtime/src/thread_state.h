@@ -50,7 +50,7 @@ enum class ProcessPhase : uint32_t {
 struct ProcessState {
   std::atomic<uint32_t> phase;
   shm::SegmentHeader* header;
-  shm::FunctionIndexEntry* function_index;
+  shm::FunctionIndexEntry* function_index;  // never null: an empty table until the segment exists
   uint32_t function_index_mask;
   uint32_t max_functions;
   shm::SymbolEntry* symbols;

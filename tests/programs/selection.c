@@ -5,6 +5,8 @@
  *                 and the static functions of selection_static.c
  *   loop MS       phase_a and phase_b alternately for MS milliseconds,
  *                 printing "ready" once the first round is done
+ *   held MS       holder -> held_on_stack, which prints "ready" and sleeps MS
+ *                 milliseconds, so a test can change the selection meanwhile
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -56,6 +58,18 @@ void run_loop(long duration_ms) {
   }
 }
 
+void held_on_stack(long ms) {
+  printf("ready\n");
+  fflush(stdout);
+  sleep_ms((int)ms);
+}
+
+void holder(long ms) {
+  child_hot();
+  held_on_stack(ms);
+  child_hot();
+}
+
 int main(int argc, char** argv) {
   const char* scenario = argc > 1 ? argv[1] : "tree";
   if (strcmp(scenario, "tree") == 0) {
@@ -63,6 +77,8 @@ int main(int argc, char** argv) {
     run_static_helpers();
   } else if (strcmp(scenario, "loop") == 0) {
     run_loop(argc > 2 ? atol(argv[2]) : 1000);
+  } else if (strcmp(scenario, "held") == 0) {
+    holder(argc > 2 ? atol(argv[2]) : 1000);
   } else {
     fprintf(stderr, "unknown scenario %s\n", scenario);
     return 2;

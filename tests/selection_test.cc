@@ -14,31 +14,13 @@
 
 #include "limpwatch/shm/name_hash.h"
 #include "limpwatch/shm/segment.h"
+#include "support/selection_run.h"
 #include "support/traced_run.h"
 
 namespace limpwatch::testing {
 namespace {
 
 constexpr double kMs = 1e6;
-
-// A manifest file in the temporary directory, removed with the object.
-class ManifestFile {
- public:
-  explicit ManifestFile(const std::string& text) : path_(UniqueSegmentName("/tmp/lw-select-") + ".manifest") {
-    Write(text);
-  }
-  ~ManifestFile() { std::remove(path_.c_str()); }
-  // Replaces the file atomically, as an editor or a deployment would.
-  void Write(const std::string& text) {
-    std::string temporary = path_ + ".new";
-    std::ofstream(temporary) << text;
-    std::rename(temporary.c_str(), path_.c_str());
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // Sends this process's stderr (and so its children's) to a file meanwhile.
 class StderrCapture {
@@ -104,26 +86,6 @@ double SelfMs(const SelectedRun& run, const std::string& function) {
 
 double TotalMs(const SelectedRun& run, const std::string& function) {
   return run.snapshot.TicksToNs(run.counters.at(function).total_ticks) / kMs;
-}
-
-// The selection counters of a segment's header (not in shm::Snapshot).
-struct SelectionCounters {
-  uint64_t applied = 0;
-  uint64_t errors = 0;
-  uint64_t unselected = 0;
-};
-
-SelectionCounters ReadSelectionCounters(const std::string& name, pid_t pid) {
-  SelectionCounters counters;
-  std::string error;
-  auto reader = shm::SegmentReader::Open(shm::SegmentObjectName(name, pid), &error);
-  EXPECT_TRUE(reader) << error;
-  if (!reader) return counters;
-  const shm::ProcessCounters& process = reader->header().counters;
-  counters.applied = process.selections_applied.load();
-  counters.errors = process.selection_errors.load();
-  counters.unselected = process.functions_unselected.load();
-  return counters;
 }
 
 TEST(SelectionTest, WithoutManifestEverythingIsTraced) {
@@ -257,11 +219,7 @@ TEST(SelectionTest, FunctionDeselectedWhileOnTheStackIsClosedByItsCaller) {
   ASSERT_GT(pid, 0);
   EXPECT_EQ(ReadLine(out), "ready");
   manifest.Write("include holder\n");
-  bool reselected = false;
-  for (int tries = 0; tries < 100 && !reselected; ++tries) {
-    reselected = ReadSelectionCounters(name, pid).applied == 2;
-    if (!reselected) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  bool reselected = WaitForSelectionsApplied(name, pid, 2, 1000);
   int status = 0;
   waitpid(pid, &status, 0);
   close(out);

@@ -45,6 +45,7 @@ RuntimeConfig ReadConfigFromEnvironment(std::vector<std::string>* problems) {
   config.disabled = ReadFlag("LIMPWATCH_DISABLE", false, problems);
   config.keep_segment = ReadFlag("LIMPWATCH_KEEP", false, problems);
   config.quiet = ReadFlag("LIMPWATCH_QUIET", false, problems);
+  config.patch_functions = ReadFlag("LIMPWATCH_PATCH", false, problems);
   if (const char* name = Get("LIMPWATCH_NAME")) {
     if (shm::IsValidSegmentName(name)) {
       config.name = name;

@@ -17,6 +17,10 @@ struct RuntimeConfig {
   bool quiet = false;            // LIMPWATCH_QUIET=1: no informational log lines
   shm::Geometry geometry;        // LIMPWATCH_MAX_FUNCTIONS / _MAX_THREADS / _STACK_DEPTH
   uint32_t service_interval_ms = 100;  // LIMPWATCH_SERVICE_INTERVAL_MS: names published, periodic tasks checked
+  // LIMPWATCH_PATCH=1: patch the selected functions of programs built with
+  // -fpatchable-function-entry=5 (runtime/src/patching/patcher.h). Opt-in,
+  // because it rewrites the program's code pages.
+  bool patch_functions = false;
 };
 
 // Reads the LIMPWATCH_* variables. A bad value is reported in *problems (one

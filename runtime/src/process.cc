@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -47,6 +48,44 @@ constinit shm::SegmentView g_view;
 pthread_key_t g_thread_exit_key;
 constinit bool g_process_hooks_installed = false;
 constinit std::atomic<uint64_t> g_service_epoch{0};
+
+// The tids of limpwatch's own running threads, so that code patching can
+// tell whether any thread of the program itself is running.
+constexpr int kMaxOwnThreads = 8;
+constinit std::atomic<pid_t> g_own_threads[kMaxOwnThreads] = {};
+
+// Lives on the creator's stack: the creator waits until the new thread has
+// taken its copy and registered its tid, so that a scan of /proc/self/task
+// right after StartQuietThread never mistakes it for a program thread.
+struct QuietThreadStart {
+  void* (*main)(void*);
+  void* argument;
+  std::atomic<bool> registered;
+};
+
+void ForgetOwnThread(void* entry) {
+  if (entry != nullptr) static_cast<std::atomic<pid_t>*>(entry)->store(0, std::memory_order_release);
+}
+
+void* QuietThreadMain(void* raw_start) {
+  auto* start = static_cast<QuietThreadStart*>(raw_start);
+  void* (*main)(void*) = start->main;
+  void* argument = start->argument;
+  std::atomic<pid_t>* entry = nullptr;
+  for (std::atomic<pid_t>& candidate : g_own_threads) {
+    pid_t expected = 0;
+    if (candidate.compare_exchange_strong(expected, gettid(), std::memory_order_acq_rel)) {
+      entry = &candidate;
+      break;
+    }
+  }
+  start->registered.store(true, std::memory_order_release);  // `start` is gone after this
+  void* result = nullptr;
+  pthread_cleanup_push(ForgetOwnThread, entry);
+  result = main(argument);
+  pthread_cleanup_pop(1);
+  return result;
+}
 
 std::string ProgramName() {
   char path[4096];
@@ -155,6 +194,7 @@ void AfterForkInParent() {
 void AfterForkInChild() {
   ProcessSymbolizer().mutex().unlock();
   g_init_mutex.unlock();
+  for (std::atomic<pid_t>& own : g_own_threads) own.store(0, std::memory_order_relaxed);
   if (g_process.phase.load(std::memory_order_acquire) != static_cast<uint32_t>(ProcessPhase::kReady)) return;
   ThreadState& thread = t_thread;
   uint32_t saved_guard = thread.in_hook;
@@ -247,11 +287,22 @@ int StartQuietThread(const char* name, void* (*main)(void*), void* argument) {
   pthread_attr_init(&attributes);
   pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
   pthread_t thread;
-  int result = pthread_create(&thread, &attributes, main, argument);
+  QuietThreadStart start{main, argument, {false}};
+  int result = pthread_create(&thread, &attributes, QuietThreadMain, &start);
   pthread_attr_destroy(&attributes);
+  if (result == 0) {
+    while (!start.registered.load(std::memory_order_acquire)) sched_yield();
+  }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   if (result == 0) pthread_setname_np(thread, name);
   return result;
+}
+
+bool IsLimpwatchThread(pid_t tid) {
+  for (const std::atomic<pid_t>& own : g_own_threads) {
+    if (own.load(std::memory_order_acquire) == tid) return true;
+  }
+  return false;
 }
 
 const shm::SegmentView& CurrentSegmentView() { return g_view; }

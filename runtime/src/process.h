@@ -3,6 +3,8 @@
 #ifndef LIMPWATCH_RUNTIME_SRC_PROCESS_H_
 #define LIMPWATCH_RUNTIME_SRC_PROCESS_H_
 
+#include <sys/types.h>
+
 #include <string>
 
 #include "config.h"
@@ -29,6 +31,11 @@ void ReleaseThreadSlot(ThreadState& thread);
 // with every signal blocked so that the server's signal handling is not
 // disturbed. Returns 0, or the errno of pthread_create.
 int StartQuietThread(const char* name, void* (*main)(void*), void* argument);
+
+// Whether `tid` is one of the threads StartQuietThread started and that is
+// still running. A thread counts from its first instruction of `main` to its
+// end, so a caller scanning /proc/self/task errs on the side of "not ours".
+bool IsLimpwatchThread(pid_t tid);
 
 // One line on stderr, prefixed with "limpwatch[<pid>]: ".
 void LogLine(const std::string& message);

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "function_registry.h"
+#include "patching/patcher.h"
 #include "process.h"
 #include "selection_symbols.h"
 #include "service_tasks.h"
@@ -77,6 +78,9 @@ void Publish(std::unique_ptr<Selection> selection) {
   uint64_t unselected = ApplySelectionToIndex();
   g_process.header->counters.functions_unselected.store(unselected, std::memory_order_relaxed);
   g_process.header->counters.selections_applied.fetch_add(1, std::memory_order_relaxed);
+  // After the index: a newly deselected function's patched entry already
+  // returns at once while its sled is being unpatched.
+  patching::ApplySelectionToPatches();
 }
 
 void CountError() {

@@ -31,9 +31,10 @@ int CollectObject(dl_phdr_info* info, size_t, void* data) {
   object.bias = info->dlpi_addr;
   for (int index = 0; index < info->dlpi_phnum; ++index) {
     const ElfW(Phdr)& header = info->dlpi_phdr[index];
-    if (header.p_type != PT_LOAD || (header.p_flags & PF_X) == 0) continue;
+    if (header.p_type != PT_LOAD) continue;
     uint64_t start = info->dlpi_addr + header.p_vaddr;
-    object.code_ranges.emplace_back(start, start + header.p_memsz);
+    object.loaded_ranges.emplace_back(start, start + header.p_memsz);
+    if ((header.p_flags & PF_X) != 0) object.code_ranges.emplace_back(start, start + header.p_memsz);
   }
   objects->push_back(std::move(object));
   return 0;
@@ -72,6 +73,17 @@ size_t VisitTable(const MappedFile& file, const Elf64_Shdr& section, const Elf64
   return functions;
 }
 
+// The section header table of a 64-bit ELF file, or null.
+const Elf64_Shdr* SectionTable(const MappedFile& file, const Elf64_Ehdr** elf_out) {
+  const auto* elf = file.At<Elf64_Ehdr>(0);
+  if (elf == nullptr || std::memcmp(elf->e_ident, ELFMAG, SELFMAG) != 0 || elf->e_ident[EI_CLASS] != ELFCLASS64 ||
+      elf->e_shentsize != sizeof(Elf64_Shdr)) {
+    return nullptr;
+  }
+  *elf_out = elf;
+  return file.At<Elf64_Shdr>(elf->e_shoff, elf->e_shnum);
+}
+
 }  // namespace
 
 std::vector<LoadedObject> ListLoadedObjects() {
@@ -91,12 +103,8 @@ uint64_t LoadedObjectGeneration() {
 
 bool ForEachFunctionSymbol(const std::string& path, const std::function<void(const FunctionSymbol&)>& visit) {
   MappedFile file(path);
-  const auto* elf = file.At<Elf64_Ehdr>(0);
-  if (elf == nullptr || std::memcmp(elf->e_ident, ELFMAG, SELFMAG) != 0 || elf->e_ident[EI_CLASS] != ELFCLASS64 ||
-      elf->e_shentsize != sizeof(Elf64_Shdr)) {
-    return false;
-  }
-  const auto* sections = file.At<Elf64_Shdr>(elf->e_shoff, elf->e_shnum);
+  const Elf64_Ehdr* elf = nullptr;
+  const Elf64_Shdr* sections = SectionTable(file, &elf);
   if (sections == nullptr) return false;
   // The full .symtab when present (static functions, files); a stripped
   // object only has the exported functions of .dynsym.
@@ -112,6 +120,25 @@ bool ForEachFunctionSymbol(const std::string& path, const std::function<void(con
     if (functions > 0) break;
   }
   return true;
+}
+
+std::vector<SectionExtent> FindAllocatedSections(const std::string& path, std::string_view name) {
+  std::vector<SectionExtent> extents;
+  MappedFile file(path);
+  const Elf64_Ehdr* elf = nullptr;
+  const Elf64_Shdr* sections = SectionTable(file, &elf);
+  if (sections == nullptr || elf->e_shstrndx >= elf->e_shnum) return extents;
+  const Elf64_Shdr& names_section = sections[elf->e_shstrndx];
+  const char* names = file.At<char>(names_section.sh_offset, names_section.sh_size);
+  if (names == nullptr) return extents;
+  for (unsigned index = 0; index < elf->e_shnum; ++index) {
+    const Elf64_Shdr& section = sections[index];
+    if ((section.sh_flags & SHF_ALLOC) == 0 || section.sh_name >= names_section.sh_size) continue;
+    std::string_view section_name(names + section.sh_name,
+                                  strnlen(names + section.sh_name, names_section.sh_size - section.sh_name));
+    if (section_name == name) extents.push_back(SectionExtent{section.sh_addr, section.sh_size});
+  }
+  return extents;
 }
 
 }  // namespace limpwatch::runtime

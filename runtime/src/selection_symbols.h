@@ -1,5 +1,6 @@
 // The function symbols of the loaded objects, with the source file of each
-// static function, for deciding a selection off the hot path.
+// static function, for deciding a selection off the hot path; and the place
+// of a named section (patching/sled_discovery.h).
 //
 // Source files come from the STT_FILE symbols of .symtab: the linker writes
 // each input file's STT_FILE followed by that file's local symbols, then all
@@ -23,6 +24,7 @@ struct LoadedObject {
   std::string path;  // the file the object was mapped from
   uint64_t bias = 0;
   std::vector<std::pair<uint64_t, uint64_t>> code_ranges;  // executable PT_LOAD segments, run-time addresses
+  std::vector<std::pair<uint64_t, uint64_t>> loaded_ranges;  // every PT_LOAD segment, run-time addresses
 };
 
 // Every loaded object with a file behind it (the vDSO is skipped).
@@ -41,6 +43,15 @@ struct FunctionSymbol {
 // (.symtab, else .dynsym). Returns false when the file is not a readable
 // 64-bit ELF object.
 bool ForEachFunctionSymbol(const std::string& path, const std::function<void(const FunctionSymbol&)>& visit);
+
+struct SectionExtent {
+  uint64_t file_address;  // sh_addr: add the object's bias for its run-time address
+  uint64_t size;
+};
+
+// The allocated (SHF_ALLOC) sections named `name` of the ELF file at `path`;
+// empty when there is none or the file is not a readable 64-bit ELF object.
+std::vector<SectionExtent> FindAllocatedSections(const std::string& path, std::string_view name);
 
 }  // namespace limpwatch::runtime
 

@@ -1,0 +1,75 @@
+#include "patching/sled_trap.h"
+
+#include <signal.h>
+#include <ucontext.h>
+
+#include <algorithm>
+
+#include "patching/sled_bytes.h"
+#include "thread_state.h"
+
+namespace limpwatch::runtime::patching {
+namespace {
+
+constinit const uint64_t* g_sleds = nullptr;
+constinit size_t g_sled_count = 0;
+struct sigaction g_previous_action;
+constinit bool g_installed = false;
+
+// What would have happened to a SIGTRAP that is not ours.
+LW_NO_INSTRUMENT void Forward(int signal_number, siginfo_t* info, void* context) {
+  const struct sigaction& previous = g_previous_action;
+  if ((previous.sa_flags & SA_SIGINFO) != 0) {
+    if (previous.sa_sigaction != nullptr) previous.sa_sigaction(signal_number, info, context);
+    return;
+  }
+  if (previous.sa_handler == SIG_IGN) return;
+  if (previous.sa_handler == SIG_DFL) {
+    // The default action (a core dump) happens once this handler returns.
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    sigaction(signal_number, &default_action, nullptr);
+    raise(signal_number);
+    return;
+  }
+  previous.sa_handler(signal_number);
+}
+
+LW_NO_INSTRUMENT void OnSigtrap(int signal_number, siginfo_t* info, void* context) {
+  auto* machine = context != nullptr ? &static_cast<ucontext_t*>(context)->uc_mcontext : nullptr;
+  if (machine != nullptr) {
+    uint64_t trap_address = static_cast<uint64_t>(machine->gregs[REG_RIP]) - 1;
+    if (std::binary_search(g_sleds, g_sleds + g_sled_count, trap_address)) {
+      machine->gregs[REG_RIP] = static_cast<greg_t>(trap_address + kSledSize);
+      return;
+    }
+  }
+  Forward(signal_number, info, context);
+}
+
+}  // namespace
+
+bool InstallSledTrapHandler(std::vector<uint64_t> sleds) {
+  if (g_installed) return false;
+  std::sort(sleds.begin(), sleds.end());
+  auto* table = new uint64_t[sleds.size() + 1];
+  std::copy(sleds.begin(), sleds.end(), table);
+  g_sleds = table;
+  g_sled_count = sleds.size();
+  struct sigaction action {};
+  action.sa_sigaction = OnSigtrap;
+  action.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+  sigemptyset(&action.sa_mask);
+  if (sigaction(SIGTRAP, &action, &g_previous_action) != 0) return false;
+  g_installed = true;
+  return true;
+}
+
+bool SledTrapHandlerInPlace() {
+  if (!g_installed) return false;
+  struct sigaction current {};
+  if (sigaction(SIGTRAP, nullptr, &current) != 0) return false;
+  return (current.sa_flags & SA_SIGINFO) != 0 && current.sa_sigaction == OnSigtrap;
+}
+
+}  // namespace limpwatch::runtime::patching

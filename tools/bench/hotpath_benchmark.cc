@@ -4,11 +4,15 @@
 //   reference   a minimal counting tracer: TLS shadow stack + 2 rdtsc + hash table
 //   limpwatch   liblimpwatch.so
 //   unselected  liblimpwatch.so, the function left out by LIMPWATCH_SELECT
+//   sled        -fpatchable-function-entry=5, left unpatched (one 5-byte NOP)
+//   patched     -fpatchable-function-entry=5, patched by LIMPWATCH_PATCH=1
 // Prints ns per call, the cost each adds over `plain`, limpwatch's added
-// cost as a ratio of the reference's (target <= 1.2), and the unselected
-// call's as a ratio of the empty hooks' (target <= 1.3). The benchmark
-// re-executes itself once with a manifest of its own in LIMPWATCH_SELECT,
-// since the selection is read when the library starts.
+// cost as a ratio of the reference's (target <= 1.2), the unselected call's
+// as a ratio of the empty hooks' (target <= 1.3), the unpatched sled's added
+// cost (target <= 1 ns) and the patched call's as a ratio of limpwatch's
+// compiler-hooked call (target <= 1.1). The benchmark re-executes itself
+// once with a manifest of its own in LIMPWATCH_SELECT and LIMPWATCH_PATCH=1,
+// since both are read when the library starts.
 #include <benchmark/benchmark.h>
 
 #include <unistd.h>
@@ -28,6 +32,8 @@ void bench_loop_empty(long calls);
 void bench_loop_reference(long calls);
 void bench_loop_limpwatch(long calls);
 void bench_loop_unselected(long calls);
+void bench_loop_sled(long calls);
+void bench_loop_patched(long calls);
 }
 
 namespace {
@@ -55,6 +61,8 @@ LIMPWATCH_HOTPATH_BENCHMARK(bench_loop_empty, "empty_hooks");
 LIMPWATCH_HOTPATH_BENCHMARK(bench_loop_reference, "reference");
 LIMPWATCH_HOTPATH_BENCHMARK(bench_loop_limpwatch, "limpwatch");
 LIMPWATCH_HOTPATH_BENCHMARK(bench_loop_unselected, "limpwatch_unselected");
+LIMPWATCH_HOTPATH_BENCHMARK(bench_loop_sled, "sled_unpatched");
+LIMPWATCH_HOTPATH_BENCHMARK(bench_loop_patched, "patched_selected");
 
 // Keeps the median and minimum ns per call of every benchmark for the summary.
 class SummaryReporter : public benchmark::ConsoleReporter {
@@ -91,19 +99,29 @@ void PrintSummary(const char* statistic, std::map<std::string, double>& ns) {
   std::printf("  limpwatch, unselected %6.2f ns\n", unselected);
   std::printf("unselected / floor    = %.2f (target <= 1.30): %s\n", unselected / floor,
               unselected / floor <= 1.3 ? "met" : "NOT met");
+  if (!ns.count("sled_unpatched") || !ns.count("patched_selected")) return;
+  double sled = ns["sled_unpatched"] - ns["plain"];
+  double patched = ns["patched_selected"] - ns["plain"];
+  std::printf("  unpatched sled        %6.2f ns (target <= 1.00): %s\n", sled, sled <= 1.0 ? "met" : "NOT met");
+  std::printf("  patched, selected     %6.2f ns\n", patched);
+  std::printf("patched / limpwatch   = %.2f (target <= 1.10): %s\n", patched / limpwatch,
+              patched / limpwatch <= 1.1 ? "met" : "NOT met");
 }
 
 constexpr char kOwnManifestVariable[] = "LIMPWATCH_BENCH_OWN_MANIFEST";
 
-// Leaves the "unselected" variant's functions out of the selection, then
-// runs this program again with the manifest in force.
+// Leaves the "unselected" and "sled" variants' functions out of the
+// selection (and the patched variant's loop, so only its leaf is patched),
+// then runs this program again with the manifest and patching in force.
 void ReexecWithSelection(char** argv) {
   char path[] = "/tmp/limpwatch-bench-XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0) return;
   close(fd);
-  std::ofstream(path) << "exclude bench_leaf_unselected\nexclude bench_loop_unselected\n";
+  std::ofstream(path) << "exclude bench_leaf_unselected\nexclude bench_loop_unselected\n"
+                       << "exclude bench_leaf_sled\nexclude bench_loop_sled\nexclude bench_loop_patched\n";
   setenv("LIMPWATCH_SELECT", path, 1);
+  setenv("LIMPWATCH_PATCH", "1", 1);
   setenv(kOwnManifestVariable, path, 1);
   execv("/proc/self/exe", argv);
   std::perror("hotpath_benchmark: re-exec");

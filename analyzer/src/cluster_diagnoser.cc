@@ -36,6 +36,16 @@ double ScalarOf(const PeerSummary& summary, ComparedMetric metric) {
   }
 }
 
+// The median of the others: the median of `sorted` with one copy of `value`
+// taken out, found without a copy per server.
+double MedianWithoutOne(const std::vector<double>& sorted, double value) {
+  size_t removed = size_t(std::lower_bound(sorted.begin(), sorted.end(), value) - sorted.begin());
+  size_t size = sorted.size() - 1;
+  if (size == 0) return 0.0;
+  auto at = [&](size_t index) { return sorted[index < removed ? index : index + 1]; };
+  return size % 2 == 1 ? at(size / 2) : (at(size / 2 - 1) + at(size / 2)) / 2.0;
+}
+
 template <typename T>
 void Trim(std::deque<T>& values, size_t size) {
   while (values.size() > size) values.pop_front();
@@ -120,12 +130,15 @@ void ClusterDiagnoser::ScoreVectorMetric(ComparedMetric metric, const std::vecto
   double default_threshold = std::max(DefaultThresholdFloor(metric), config_.default_threshold_factor * Median(scores));
   std::vector<MetricScore> metric_scores;
   bool anyone_anomalous = false;
+  std::vector<double> sorted_scores = scores;
+  std::sort(sorted_scores.begin(), sorted_scores.end());
   for (size_t i = 0; i < members.size(); ++i) {
     MetricScore score;
     score.server = summaries[members[i]]->node;
     score.metric = metric;
     score.score = scores[i];
-    score.threshold = ThresholdFor(score.server, metric, default_threshold, &score.trained);
+    score.threshold = std::max(ThresholdFor(score.server, metric, default_threshold, &score.trained),
+                               config_.relative_factor * MedianWithoutOne(sorted_scores, scores[i]));
     score.anomalous = score.score > score.threshold;
     anyone_anomalous |= score.anomalous;
     metric_scores.push_back(std::move(score));
@@ -180,23 +193,16 @@ void ClusterDiagnoser::ScoreScalarMetric(ComparedMetric metric, const std::vecto
   std::vector<double> sorted;
   for (const auto& member : members) sorted.push_back(member.second);
   std::sort(sorted.begin(), sorted.end());
-  // The median of the others: the median of the sorted values with one
-  // copy of this server's value taken out, found without a copy per server.
-  auto median_without = [&sorted](double value) {
-    size_t removed = size_t(std::lower_bound(sorted.begin(), sorted.end(), value) - sorted.begin());
-    size_t size = sorted.size() - 1;
-    auto at = [&](size_t index) { return sorted[index < removed ? index : index + 1]; };
-    return size % 2 == 1 ? at(size / 2) : (at(size / 2 - 1) + at(size / 2)) / 2.0;
-  };
   for (const auto& [summary, value] : members) {
-    double peers_median = median_without(value);
+    double peers_median = MedianWithoutOne(sorted, value);
     MetricScore score;
     score.server = summary->node;
     score.metric = metric;
     score.score = value - peers_median;  // only a slower server scores above 0
     double default_threshold =
         std::max(DefaultThresholdFloor(metric), (config_.default_threshold_factor - 1.0) * peers_median);
-    score.threshold = ThresholdFor(score.server, metric, default_threshold, &score.trained);
+    score.threshold = std::max(ThresholdFor(score.server, metric, default_threshold, &score.trained),
+                               (config_.relative_factor - 1.0) * peers_median);
     score.anomalous = score.score > score.threshold;
     result->scores.push_back(std::move(score));
   }

@@ -22,6 +22,7 @@ constexpr OptionSpec kDiagnoseOptions[] = {
     {"--manifest", "-m", true},
     {"--json", "", false},
     {"--windows", "", false},
+    {"--scores", "", false},
     {"--help", "-h", false},
 };
 
@@ -61,16 +62,19 @@ int RunDiagnose(const std::vector<std::string>& args) {
   progress.Finish();
 
   bool json = parsed.Has("--json");
-  if (parsed.Has("--windows")) {
+  if (parsed.Has("--windows") || parsed.Has("--scores")) {
     for (const analyzer::WindowResult& window : result.windows) {
       std::string line = "window " + std::to_string(window.window) + ": " + std::to_string(window.servers.size()) +
                          " servers";
       for (const std::string& server : window.indicted) line += ", indicts " + server;
-      // Why: every score over its threshold, indicting or not (k of 2k-1 decides).
+      // Why: every score over its threshold (all of them with --scores),
+      // indicting or not (k of 2k-1 decides).
+      bool every_score = parsed.Has("--scores");
       for (const analyzer::MetricScore& score : window.scores) {
-        if (!score.anomalous) continue;
+        if (!score.anomalous && !every_score) continue;
         line += "; " + score.server + " " + analyzer::ComparedMetricName(score.metric) + " " +
-                FormatFixed(score.score, 2) + " > " + FormatFixed(score.threshold, 2);
+                FormatFixed(score.score, 2) + (score.anomalous ? " > " : " <= ") +
+                FormatFixed(score.threshold, 2);
       }
       WriteOut(line + "\n");
     }

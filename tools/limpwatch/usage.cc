@@ -59,14 +59,16 @@ constexpr CommandText kCommands[] = {
      "    -o, --output FILE     where to write the thresholds\n"
      "    -m, --manifest FILE   the manifest the servers will analyze with: its idle\n"
      "                          functions are left out of the distances, as online\n"},
-    {"diagnose", "limpwatch diagnose FILES... [-t THRESHOLDS] [-m MANIFEST] [--json] [--windows]",
+    {"diagnose", "limpwatch diagnose FILES... [-t THRESHOLDS] [-m MANIFEST] [--json] [--windows|--scores]",
      "  Replays recordings of several servers through the online analysis and prints\n"
      "  its alarms. A FILE ending in .csv holds per-peer time series:\n"
      "  'timestamp,peer,<metric>,...' (unix seconds or ms), one row per peer and second.\n"
      "    -t, --thresholds FILE   trained thresholds (default: the documented default rule)\n"
      "    -m, --manifest FILE     function-to-resource manifest\n"
      "    --json                  alarms as JSON lines\n"
-     "    --windows               one line per window with the servers it indicts\n"},
+     "    --windows               one line per window with the servers it indicts and the\n"
+     "                            scores over their thresholds\n"
+     "    --scores                the same with every score\n"},
     {"select", "limpwatch select [DUMP.json...] [--live NAME [--seconds S] [--window S]] [-m MANIFEST] [-o FILE] [--gcc-flags FILE]",
      "  Proposes what to trace from recorded profiles ('limpwatch dump --json' files, one\n"
      "  window each, or a live segment watched for S seconds). Kept: a function with\n"

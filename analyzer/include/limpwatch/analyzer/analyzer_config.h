@@ -41,6 +41,12 @@ struct AnalyzerConfig {
   // an I/O service-time metric indicts it (seed 001 compares against the
   // per-second median of the peers).
   double default_threshold_factor = 3.0;
+  // Whatever the threshold, a server is only anomalous when it stands out
+  // from its peers by this factor: its distance score over the median of the
+  // other servers' scores, its I/O service time over its peers' median. When
+  // every server is disturbed (a shared switch, the burst after a peer
+  // recovers), none of them is the one that limps.
+  double relative_factor = 2.0;
 };
 
 // Reads LIMPWATCH_ANALYZE_* variables over the defaults; bad values are

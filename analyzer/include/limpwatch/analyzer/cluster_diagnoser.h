@@ -6,8 +6,9 @@
 //     every other server's feature vector (Manhattan by default);
 //   I/O metrics (dread, dwrite, nsread, ncread): its median service time
 //     minus the median of its peers' (only slower counts).
-// A score above the server's threshold (trained, or the documented default)
-// marks the window anomalous for that metric; a server is indicted when a
+// A score above the server's threshold (trained, or the documented default),
+// and above relative_factor times the other servers' median (scores) or
+// peers' median (service times), marks the window anomalous for that metric; a server is indicted when a
 // metric was anomalous in k of its last 2k-1 windows. The root cause is the
 // ten functions with the largest summed distance to the median server over
 // those anomalous windows; the resource comes from the function manifest,

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "channel_internal.h"
+#include "limpwatch/analyzer/inherited_descriptors.h"
 #include "limpwatch/analyzer/datagram_channel.h"
 
 namespace limpwatch::analyzer {
@@ -25,6 +26,9 @@ bool IoUringForcedOff() {
   std::string_view text(value);
   return text == "0" || text == "off" || text == "no" || text == "false";
 }
+
+constexpr int kBindAttempts = 50;
+constexpr long kBindRetryPauseNs = 100'000'000;
 
 bool OpenBoundSocket(const PeerAddress& bind, BoundSocket* out, std::string* error) {
   int family = bind.is_ipv6() ? AF_INET6 : AF_INET;
@@ -43,8 +47,19 @@ bool OpenBoundSocket(const PeerAddress& bind, BoundSocket* out, std::string* err
 
   sockaddr_storage address;
   socklen_t length = bind.ToSockaddr(family, &address);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), length) != 0) {
-    *error = "cannot bind UDP " + bind.ToString() + ": " + strerror(errno);
+  // The parent of a daemonizing fork holds the port until it exits, and a
+  // restarted server's predecessor until it is gone: wait for them a while.
+  int bound = -1;
+  for (int attempt = 0; attempt < kBindAttempts; ++attempt) {
+    bound = ::bind(fd, reinterpret_cast<sockaddr*>(&address), length);
+    if (bound == 0 || errno != EADDRINUSE) break;
+    timespec pause{0, kBindRetryPauseNs};
+    nanosleep(&pause, nullptr);
+  }
+  if (bound != 0) {
+    int bind_errno = errno;
+    *error = "cannot bind UDP " + bind.ToString() + ": " + strerror(bind_errno) +
+             (bind_errno == EADDRINUSE ? " (waited 5 s for its holder to exit)" : "");
     ::close(fd);
     return false;
   }
@@ -53,6 +68,7 @@ bool OpenBoundSocket(const PeerAddress& bind, BoundSocket* out, std::string* err
   auto resolved = ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_length) == 0
                       ? PeerAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&local), local_length)
                       : std::nullopt;
+  RegisterAnalyzerDescriptor(fd);
   out->fd = fd;
   out->family = family;
   out->local = resolved.value_or(bind);
@@ -62,6 +78,7 @@ bool OpenBoundSocket(const PeerAddress& bind, BoundSocket* out, std::string* err
 }  // namespace
 
 BoundSocket::~BoundSocket() {
+  UnregisterAnalyzerDescriptor(fd);
   if (fd >= 0) ::close(fd);
 }
 

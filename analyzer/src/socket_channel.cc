@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "channel_internal.h"
+#include "limpwatch/analyzer/inherited_descriptors.h"
 
 namespace limpwatch::analyzer {
 
@@ -21,7 +22,10 @@ class SocketChannel final : public DatagramChannel {
     int flags = ::fcntl(fd_, F_GETFL);
     if (flags >= 0) ::fcntl(fd_, F_SETFL, flags | O_NONBLOCK);
   }
-  ~SocketChannel() override { ::close(fd_); }
+  ~SocketChannel() override {
+    UnregisterAnalyzerDescriptor(fd_);
+    ::close(fd_);
+  }
 
   void SendToAll(std::span<const uint8_t> datagram, std::span<const DatagramDestination> destinations) override {
     for (const auto& destination : destinations) {

@@ -13,6 +13,7 @@
 #include <iterator>
 
 #include "byte_io.h"
+#include "limpwatch/analyzer/inherited_descriptors.h"
 
 namespace limpwatch::analyzer {
 namespace {
@@ -64,12 +65,16 @@ std::unique_ptr<TraceWriter> TraceWriter::Open(const std::string& path, const st
     *error = "recording '" + path + "': cannot open: " + std::strerror(errno);
     return nullptr;
   }
+  RegisterAnalyzerDescriptor(writer->fd_);
   struct stat status{};
   fstat(writer->fd_, &status);
   writer->offset_ = static_cast<uint64_t>(status.st_size);
   if (IoUringAllowed()) {
     auto ring = std::make_unique<Ring>();
-    if (io_uring_queue_init(kRingEntries, &ring->ring, 0) == 0) writer->ring_ = std::move(ring);
+    if (io_uring_queue_init(kRingEntries, &ring->ring, 0) == 0) {
+      RegisterAnalyzerDescriptor(ring->ring.ring_fd);
+      writer->ring_ = std::move(ring);
+    }
   }
   if (writer->offset_ == 0 && !writer->Submit(EncodeTraceHeader(node, tick_ms))) {
     *error = "recording '" + path + "': cannot write its header";
@@ -80,7 +85,11 @@ std::unique_ptr<TraceWriter> TraceWriter::Open(const std::string& path, const st
 
 TraceWriter::~TraceWriter() {
   Flush();
-  if (ring_) io_uring_queue_exit(&ring_->ring);
+  if (ring_) {
+    UnregisterAnalyzerDescriptor(ring_->ring.ring_fd);
+    io_uring_queue_exit(&ring_->ring);
+  }
+  UnregisterAnalyzerDescriptor(fd_);
   if (fd_ >= 0) close(fd_);
 }
 

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "channel_internal.h"
+#include "limpwatch/analyzer/inherited_descriptors.h"
 #include "limpwatch/analyzer/peer_wire.h"
 
 namespace limpwatch::analyzer {
@@ -64,6 +65,7 @@ class UringChannel final : public DatagramChannel {
   ~UringChannel() override {
     if (ring_ready_) {
       if (in_flight_ > 0) CancelInFlight();
+      UnregisterAnalyzerDescriptor(ring_.ring_fd);
       io_uring_queue_exit(&ring_);
     }
     if (in_flight_ > 0) {
@@ -72,6 +74,7 @@ class UringChannel final : public DatagramChannel {
       receive_slots_.release();
       send_slots_.release();
     }
+    UnregisterAnalyzerDescriptor(fd_);
     if (fd_ >= 0) ::close(fd_);
   }
 
@@ -89,6 +92,7 @@ class UringChannel final : public DatagramChannel {
       return false;
     }
     ring_ready_ = true;
+    RegisterAnalyzerDescriptor(ring_.ring_fd);
     if (!(ring_.features & IORING_FEAT_EXT_ARG)) {
       // Without it a timed wait would consume a submission slot per call.
       *refusal = "this kernel's io_uring lacks timed waits (IORING_FEAT_EXT_ARG)";

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "limpwatch/analyzer/analyzer_loop.h"
+#include "limpwatch/analyzer/inherited_descriptors.h"
 #include "limpwatch/analyzer/transport_exchange.h"
 #include "process.h"
 #include "thread_state.h"
@@ -93,8 +94,13 @@ bool AnalyzerWanted() {
 }
 
 // Registered after the runtime's own fork handler (constructor order), so
-// the child's segment exists when its analyzer starts.
-void StartAnalyzerInChild() { StartAnalyzerThread(); }
+// the child's segment exists when its analyzer starts. The parent's analyzer
+// thread does not exist here, but its socket and rings do: closed first, so
+// the child can bind the peer port once the parent lets go of it.
+void StartAnalyzerInChild() {
+  analyzer::CloseInheritedAnalyzerDescriptors();
+  StartAnalyzerThread();
+}
 
 [[gnu::constructor(102)]] void StartAnalyzerWhenAsked() {
   runtime::ThreadState& thread = runtime::t_thread;

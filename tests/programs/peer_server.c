@@ -4,7 +4,9 @@
  * limping on whatever it waits for, while staying alive.
  *
  * With "daemon" as fourth argument it first daemonizes like a PVFS server
- * (fork, setsid, the parent exits) and prints the daemon's pid.
+ * (fork, setsid, the parent exits) and prints the daemon's pid. Like a PVFS
+ * server, it initializes for a while before the fork, so the parent's own
+ * analyzer is already running (its peer socket bound) when it forks.
  *
  * Usage: peer_server SECONDS [SLOW_FACTOR (1)] [SLOW_AFTER (0)] [daemon] */
 #define _GNU_SOURCE
@@ -37,6 +39,8 @@ void handle_request(long wait_micros) {
 }
 
 void daemonize(void) {
+  struct timespec initializing = {0, 400 * 1000000L};
+  nanosleep(&initializing, NULL);
   pid_t child = fork();
   if (child != 0) exit(child < 0 ? 1 : 0);
   setsid();

@@ -2,13 +2,14 @@
 
 #include <dirent.h>
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -102,9 +103,16 @@ bool WriteSleds(std::span<const SledWrite> writes, bool alone, std::string* erro
     }
   }
   if (alone) {
+    // A signal handler of the program could run a half-written sled on this
+    // very thread: none is delivered until the writes are done.
+    sigset_t all;
+    sigset_t previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
     for (const SledWrite& write : writes) {
       std::memcpy(reinterpret_cast<void*>(write.address), write.bytes.data(), kSledSize);
     }
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   } else {
     for (const SledWrite& write : writes) StoreByte(write.address, kTrapOpcode);
     if (!SerializeAllCores()) {

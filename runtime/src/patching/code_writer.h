@@ -6,7 +6,8 @@
 // execmod, a W^X policy) refuses the batch, and patching is then disabled.
 //
 // Alone (no thread of the program runs besides the caller): the bytes are
-// stored directly. That is the only way to turn the five 1-byte NOPs into one
+// stored directly, with the caller's signals blocked meanwhile (a handler of
+// the program must not run a half-written sled). That is the only way to turn the five 1-byte NOPs into one
 // 5-byte NOP, since another thread might be stopped between two of them.
 //
 // Cross-modifying (other threads run): one 5-byte instruction is replaced by

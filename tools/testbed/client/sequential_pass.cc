@@ -55,4 +55,46 @@ bool RunTimedPasses(const WorkloadContext& context, const OpenFile& file, PassKi
   return true;
 }
 
+bool OpenForWriting(const WorkloadContext& context, const WorkloadSettings& settings, uint32_t stripe,
+                    ProgressReporter* reporter, SequentialFile* out) {
+  out->size = settings.size_bytes;
+  int error = context.fs->Open(out->name, &out->file);
+  if (error == ENOENT) {
+    error = context.fs->Create(out->name, stripe, {}, &out->file);
+    out->created = error == 0;
+  }
+  if (error != 0) reporter->AddError("create", error);
+  return error == 0;
+}
+
+bool OpenForReading(const WorkloadContext& context, const WorkloadSettings& settings, uint32_t stripe,
+                    const std::function<bool(const SequentialFile&)>& prepare, ProgressReporter* reporter,
+                    SequentialFile* out, bool* interrupted) {
+  *interrupted = false;
+  out->size = settings.size_bytes;
+  int error = context.fs->Open(out->name, &out->file);
+  if (error == 0) {
+    error = context.fs->Size(out->file, &out->size);
+  } else if (error == ENOENT) {
+    error = context.fs->Create(out->name, stripe, {}, &out->file);
+    out->created = error == 0;
+    if (out->created && !prepare(*out)) {
+      context.fs->StopWatchingInterruption();
+      context.fs->Remove(out->name);
+      *interrupted = true;
+      return false;
+    }
+  }
+  if (error != 0) reporter->AddError("open", error);
+  return error == 0;
+}
+
+int FinishSequential(const WorkloadContext& context, const WorkloadSettings& settings, const SequentialFile& file,
+                     bool remove, bool completed, ProgressReporter* reporter) {
+  context.fs->StopWatchingInterruption();
+  int error = 0;
+  if (remove && !settings.keep && (error = context.fs->Remove(file.name)) != 0) reporter->AddError("remove", error);
+  return reporter->Finish(!completed, {});
+}
+
 }  // namespace limpwatch::testbed::client

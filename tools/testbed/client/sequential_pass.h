@@ -4,6 +4,7 @@
 #define LIMPWATCH_TOOLS_TESTBED_CLIENT_SEQUENTIAL_PASS_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,32 @@ bool RunSequentialPass(const WorkloadContext& context, const OpenFile& file, Pas
 // Returns false when interrupted.
 bool RunTimedPasses(const WorkloadContext& context, const OpenFile& file, PassKind kind, uint64_t size, uint64_t record,
                     double seconds, ProgressReporter* reporter);
+
+// The file a sequential workload works on.
+struct SequentialFile {
+  std::string name;
+  OpenFile file;
+  uint64_t size = 0;     // the bytes each pass moves
+  bool created = false;  // by this run: removed at the end unless --keep
+};
+
+// Opens the workload's file for writing, creating it when it is missing.
+// False when it could not (the error is in `reporter`).
+bool OpenForWriting(const WorkloadContext& context, const WorkloadSettings& settings, uint32_t stripe,
+                    ProgressReporter* reporter, SequentialFile* out);
+
+// Opens the workload's file for reading at its size; a missing file is
+// created and filled by `prepare` first, outside the measured phase. False
+// when it could not (the error is in `reporter`) or `prepare` was interrupted
+// (*interrupted is then true).
+bool OpenForReading(const WorkloadContext& context, const WorkloadSettings& settings, uint32_t stripe,
+                    const std::function<bool(const SequentialFile&)>& prepare, ProgressReporter* reporter,
+                    SequentialFile* out, bool* interrupted);
+
+// Ends a sequential workload: stops watching Ctrl-C, removes the file when
+// `remove` (and not --keep), and reports. Returns the process's exit status.
+int FinishSequential(const WorkloadContext& context, const WorkloadSettings& settings, const SequentialFile& file,
+                     bool remove, bool completed, ProgressReporter* reporter);
 
 // Default sizes for the sequential workloads on this machine.
 uint64_t DefaultRecord(const WorkloadContext& context, uint32_t stripe_size);

@@ -21,6 +21,18 @@ bool IsBrokenConnection(int error) {
   return error == ECONNRESET || error == EPIPE || error == ECONNREFUSED || error == ECONNABORTED || error == ENOTCONN;
 }
 
+// After these the stream's state is unknown (a reply may still be on its
+// way, or half a frame was sent): the connection is dropped and reopened.
+bool LeavesStreamUnknown(int error) {
+  return error == EPROTO || error == ETIMEDOUT || error == EINTR || IsBrokenConnection(error);
+}
+
+uint64_t TotalLength(std::span<const IoPiece> pieces) {
+  uint64_t length = 0;
+  for (const IoPiece& piece : pieces) length += piece.length;
+  return length;
+}
+
 }  // namespace
 
 ServerConnection::ServerConnection(ServerAlias alias, int timeout_ms, const std::atomic<bool>* interrupted)
@@ -155,7 +167,7 @@ int ServerConnection::Call(Operation operation, uint64_t handle, const std::vect
     uint32_t tag = 0;
     int error = SendRequest(operation, handle, 0, request, &tag);
     if (error == 0) error = AwaitResponse(tag, 0, {}, reply);
-    if (error != 0 && (error == EPROTO || error == ETIMEDOUT || error == EINTR || IsBrokenConnection(error))) {
+    if (LeavesStreamUnknown(error)) {
       Disconnect();  // the stream's state is unknown now
     }
     return error;
@@ -164,8 +176,7 @@ int ServerConnection::Call(Operation operation, uint64_t handle, const std::vect
 
 int ServerConnection::Write(uint64_t handle, uint64_t offset, std::span<const IoPiece> pieces, uint64_t* written) {
   *written = 0;
-  uint64_t length = 0;
-  for (const IoPiece& piece : pieces) length += piece.length;
+  uint64_t length = TotalLength(pieces);
   return WithRetry(true, [&] {
     PayloadWriter request;
     request.PutU64(length);
@@ -174,7 +185,7 @@ int ServerConnection::Write(uint64_t handle, uint64_t offset, std::span<const Io
     int error = SendRequest(Operation::kWrite, handle, offset, request.bytes(), &tag);
     if (error == 0) error = SendBulk(tag, handle, offset, pieces);
     if (error == 0) error = AwaitResponse(tag, offset, {}, &reply);
-    if (error != 0 && (error == EPROTO || error == ETIMEDOUT || error == EINTR || IsBrokenConnection(error))) {
+    if (LeavesStreamUnknown(error)) {
       Disconnect();
       return error;
     }
@@ -186,8 +197,7 @@ int ServerConnection::Write(uint64_t handle, uint64_t offset, std::span<const Io
 
 int ServerConnection::Read(uint64_t handle, uint64_t offset, std::span<const IoPiece> pieces, uint64_t* bytes_read) {
   *bytes_read = 0;
-  uint64_t length = 0;
-  for (const IoPiece& piece : pieces) length += piece.length;
+  uint64_t length = TotalLength(pieces);
   return WithRetry(true, [&] {
     PayloadWriter request;
     request.PutU64(length);
@@ -195,7 +205,7 @@ int ServerConnection::Read(uint64_t handle, uint64_t offset, std::span<const IoP
     std::vector<uint8_t> reply;
     int error = SendRequest(Operation::kRead, handle, offset, request.bytes(), &tag);
     if (error == 0) error = AwaitResponse(tag, offset, pieces, &reply);
-    if (error != 0 && (error == EPROTO || error == ETIMEDOUT || error == EINTR || IsBrokenConnection(error))) {
+    if (LeavesStreamUnknown(error)) {
       Disconnect();
       return error;
     }

@@ -1,8 +1,6 @@
 // ddw and ddr (seed 000 section 4.1): dd writing zeros to a client-specific
 // file, or reading a previously written file to /dev/null, in large records
 // (one stripe unit per server per record), at a constant pace.
-#include <cerrno>
-
 #include "client/progress_reporter.h"
 #include "client/sequential_pass.h"
 #include "client/workloads.h"
@@ -26,58 +24,35 @@ JsonLine SequentialDetails(const WorkloadContext& context, const std::string& na
 int RunDdw(const WorkloadContext& context, const WorkloadSettings& settings) {
   uint32_t stripe = StripeSizeOf(context, settings);
   uint64_t record = settings.record_bytes != 0 ? settings.record_bytes : DefaultRecord(context, stripe);
-  std::string name = FileNameOf(settings, "ddw");
+  SequentialFile file;
+  file.name = FileNameOf(settings, "ddw");
   ProgressReporter reporter("ddw");
-  reporter.Start(SequentialDetails(context, name, settings.size_bytes, record, stripe, settings.seconds));
-  OpenFile file;
-  int error = context.fs->Open(name, &file);
-  if (error == ENOENT) error = context.fs->Create(name, stripe, {}, &file);
-  if (error != 0) {
-    reporter.AddError("create", error);
-    return reporter.Finish(false, {});
-  }
+  reporter.Start(SequentialDetails(context, file.name, settings.size_bytes, record, stripe, settings.seconds));
+  if (!OpenForWriting(context, settings, stripe, &reporter, &file)) return reporter.Finish(false, {});
   reporter.SetPhase("write");
-  bool completed =
-      RunTimedPasses(context, file, PassKind::kWrite, settings.size_bytes, record, settings.seconds, &reporter);
-  context.fs->StopWatchingInterruption();
-  if (!settings.keep && (error = context.fs->Remove(name)) != 0) reporter.AddError("remove", error);
-  return reporter.Finish(!completed, {});
+  bool completed = RunTimedPasses(context, file.file, PassKind::kWrite, file.size, record, settings.seconds, &reporter);
+  return FinishSequential(context, settings, file, true, completed, &reporter);
 }
 
 int RunDdr(const WorkloadContext& context, const WorkloadSettings& settings) {
   uint32_t stripe = StripeSizeOf(context, settings);
   uint64_t record = settings.record_bytes != 0 ? settings.record_bytes : DefaultRecord(context, stripe);
-  std::string name = FileNameOf(settings, "ddr");
+  SequentialFile file;
+  file.name = FileNameOf(settings, "ddr");
   ProgressReporter reporter("ddr");
-  reporter.Start(SequentialDetails(context, name, settings.size_bytes, record, stripe, settings.seconds));
-  OpenFile file;
-  bool created = false;
-  int error = context.fs->Open(name, &file);
-  uint64_t size = settings.size_bytes;
-  if (error == 0) {
-    error = context.fs->Size(file, &size);
-  } else if (error == ENOENT) {
-    // ddr reads a previously written file: write it first, outside the measured phase.
-    error = context.fs->Create(name, stripe, {}, &file);
-    created = error == 0;
-    if (created) {
-      reporter.SetPhase("prepare");
-      if (!RunTimedPasses(context, file, PassKind::kWrite, size, record, 0, &reporter)) {
-        context.fs->StopWatchingInterruption();
-        context.fs->Remove(name);
-        return reporter.Finish(true, {});
-      }
-    }
-  }
-  if (error != 0) {
-    reporter.AddError("open", error);
-    return reporter.Finish(false, {});
+  reporter.Start(SequentialDetails(context, file.name, settings.size_bytes, record, stripe, settings.seconds));
+  // ddr reads a previously written file: a missing one is written first.
+  auto prepare = [&](const SequentialFile& created) {
+    reporter.SetPhase("prepare");
+    return RunTimedPasses(context, created.file, PassKind::kWrite, created.size, record, 0, &reporter);
+  };
+  bool interrupted = false;
+  if (!OpenForReading(context, settings, stripe, prepare, &reporter, &file, &interrupted)) {
+    return reporter.Finish(interrupted, {});
   }
   reporter.SetPhase("read");
-  bool completed = RunTimedPasses(context, file, PassKind::kRead, size, record, settings.seconds, &reporter);
-  context.fs->StopWatchingInterruption();
-  if (created && !settings.keep && (error = context.fs->Remove(name)) != 0) reporter.AddError("remove", error);
-  return reporter.Finish(!completed, {});
+  bool completed = RunTimedPasses(context, file.file, PassKind::kRead, file.size, record, settings.seconds, &reporter);
+  return FinishSequential(context, settings, file, file.created, completed, &reporter);
 }
 
 }  // namespace limpwatch::testbed::client

@@ -2,8 +2,6 @@
 // read/reread mode. Large records, an fsync after each write phase, and the
 // workload changes half-way (write -> rewrite, read -> reread). With
 // --seconds, each half runs for half the time.
-#include <cerrno>
-
 #include "client/progress_reporter.h"
 #include "client/sequential_pass.h"
 #include "client/workloads.h"
@@ -33,55 +31,35 @@ JsonLine IozoneDetails(const std::string& name, uint64_t size, uint64_t record, 
 int RunIozoneWrite(const WorkloadContext& context, const WorkloadSettings& settings) {
   uint32_t stripe = StripeSizeOf(context, settings);
   uint64_t record = settings.record_bytes != 0 ? settings.record_bytes : DefaultRecord(context, stripe);
-  std::string name = FileNameOf(settings, "iozonew");
+  SequentialFile file;
+  file.name = FileNameOf(settings, "iozonew");
   ProgressReporter reporter("iozonew");
-  reporter.Start(IozoneDetails(name, settings.size_bytes, record, settings.seconds));
-  OpenFile file;
-  int error = context.fs->Open(name, &file);
-  if (error == ENOENT) error = context.fs->Create(name, stripe, {}, &file);
-  if (error != 0) {
-    reporter.AddError("create", error);
-    return reporter.Finish(false, {});
-  }
+  reporter.Start(IozoneDetails(file.name, settings.size_bytes, record, settings.seconds));
+  if (!OpenForWriting(context, settings, stripe, &reporter, &file)) return reporter.Finish(false, {});
   double half = settings.seconds / 2;
-  bool completed = RunHalf(context, file, "write", PassKind::kWrite, settings.size_bytes, record, half, &reporter) &&
-                   RunHalf(context, file, "rewrite", PassKind::kWrite, settings.size_bytes, record, half, &reporter);
-  context.fs->StopWatchingInterruption();
-  if (!settings.keep && (error = context.fs->Remove(name)) != 0) reporter.AddError("remove", error);
-  return reporter.Finish(!completed, {});
+  bool completed = RunHalf(context, file.file, "write", PassKind::kWrite, file.size, record, half, &reporter) &&
+                   RunHalf(context, file.file, "rewrite", PassKind::kWrite, file.size, record, half, &reporter);
+  return FinishSequential(context, settings, file, true, completed, &reporter);
 }
 
 int RunIozoneRead(const WorkloadContext& context, const WorkloadSettings& settings) {
   uint32_t stripe = StripeSizeOf(context, settings);
   uint64_t record = settings.record_bytes != 0 ? settings.record_bytes : DefaultRecord(context, stripe);
-  std::string name = FileNameOf(settings, "iozoner");
+  SequentialFile file;
+  file.name = FileNameOf(settings, "iozoner");
   ProgressReporter reporter("iozoner");
-  reporter.Start(IozoneDetails(name, settings.size_bytes, record, settings.seconds));
-  OpenFile file;
-  bool created = false;
-  uint64_t size = settings.size_bytes;
-  int error = context.fs->Open(name, &file);
-  if (error == 0) {
-    error = context.fs->Size(file, &size);
-  } else if (error == ENOENT) {
-    error = context.fs->Create(name, stripe, {}, &file);
-    created = error == 0;
-    if (created && !RunHalf(context, file, "prepare", PassKind::kWrite, size, record, 0, &reporter)) {
-      context.fs->StopWatchingInterruption();
-      context.fs->Remove(name);
-      return reporter.Finish(true, {});
-    }
-  }
-  if (error != 0) {
-    reporter.AddError("open", error);
-    return reporter.Finish(false, {});
+  reporter.Start(IozoneDetails(file.name, settings.size_bytes, record, settings.seconds));
+  auto prepare = [&](const SequentialFile& created) {
+    return RunHalf(context, created.file, "prepare", PassKind::kWrite, created.size, record, 0, &reporter);
+  };
+  bool interrupted = false;
+  if (!OpenForReading(context, settings, stripe, prepare, &reporter, &file, &interrupted)) {
+    return reporter.Finish(interrupted, {});
   }
   double half = settings.seconds / 2;
-  bool completed = RunHalf(context, file, "read", PassKind::kRead, size, record, half, &reporter) &&
-                   RunHalf(context, file, "reread", PassKind::kRead, size, record, half, &reporter);
-  context.fs->StopWatchingInterruption();
-  if (created && !settings.keep && (error = context.fs->Remove(name)) != 0) reporter.AddError("remove", error);
-  return reporter.Finish(!completed, {});
+  bool completed = RunHalf(context, file.file, "read", PassKind::kRead, file.size, record, half, &reporter) &&
+                   RunHalf(context, file.file, "reread", PassKind::kRead, file.size, record, half, &reporter);
+  return FinishSequential(context, settings, file, file.created, completed, &reporter);
 }
 
 }  // namespace limpwatch::testbed::client

@@ -168,6 +168,19 @@ TEST(PeerComparisonTest, NetworkReceiveAnomalyIsIndictedOnNetwork) {
   EXPECT_EQ(result.alarms.front().resource, shm::Resource::kNetwork);
 }
 
+TEST(PeerComparisonTest, AServerWhoseThreadsWaitForACpuIsIndictedOnCpu) {
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kCpuStarved;
+  cluster.faulty_server = 6;
+  ReplayResult result = Replay(cluster);
+  ASSERT_FALSE(result.alarms.empty());
+  for (const Alarm& alarm : result.alarms) EXPECT_EQ(alarm.server, ServerName(6)) << AlarmToLogLine(alarm);
+  const Alarm& first = result.alarms.front();
+  EXPECT_EQ(first.resource, shm::Resource::kCpu) << AlarmToLogLine(first);
+  ASSERT_FALSE(first.top_functions.empty());
+  EXPECT_EQ(first.top_functions.front().name, kRunqueueWaitName);
+}
+
 TEST(PeerComparisonTest, HowIdleTimeSplitsAmongWaitingThreadsIsNotAnAnomaly) {
   SyntheticCluster cluster;
   cluster.fault = SyntheticFault::kIdleSplit;

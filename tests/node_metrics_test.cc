@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -117,6 +119,41 @@ TEST(NodeMetricsTest, RealProcCountersMoveWhenTheTestDoesDiskIo) {
   EXPECT_GE(after.disk.sectors_written - before.disk.sectors_written, uint64_t(kMegabytes) * kMiB / 512);
   EXPECT_GE(after.disk.io_ms, before.disk.io_ms);
   EXPECT_GT(held[12345], 0);
+}
+
+TEST(NodeMetricsTest, RunDelayCountsTheTimeThreadsWaitForACpu) {
+  uint64_t parsed = 0;
+  EXPECT_TRUE(analyzer::ParseSchedstatRunDelay("123456 7890123 42\n", &parsed));
+  EXPECT_EQ(parsed, 7890123u);
+  EXPECT_FALSE(analyzer::ParseSchedstatRunDelay("123456\n", &parsed));
+  if (access(("/proc/self/task/" + std::to_string(gettid()) + "/schedstat").c_str(), R_OK) != 0) {
+    GTEST_SKIP() << "this kernel has no per-thread schedstat";
+  }
+
+  NodeMetricsSampler sampler("/");
+  std::vector<std::string> problems;
+  NodeSample before = sampler.Read(&problems);
+  // More spinning threads than CPUs: some of them must wait for one.
+  unsigned spinners = 2 * std::max(1u, std::thread::hardware_concurrency()) + 2;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (unsigned i = 0; i < spinners; ++i) {
+    threads.emplace_back([&stop] {
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Read while they still spin: an exited thread's waiting leaves the sum.
+  NodeSample during = sampler.Read(&problems);
+  stop = true;
+  for (auto& thread : threads) thread.join();
+  // At least spinners - CPUs threads waited the whole 300 ms; ask for far less.
+  EXPECT_GT(during.run_delay_ns, before.run_delay_ns + 100'000'000u);
+
+  shm::NodeMetricsRecord record{};
+  analyzer::PublishNodeSample(during, StorageDevice{}, &record);
+  EXPECT_EQ(record.run_delay_ns.load(), during.run_delay_ns);
 }
 
 TEST(NodeMetricsTest, PublishingUsesTheSequenceLock) {

@@ -1,5 +1,6 @@
 #include "limpwatch/analyzer/node_metrics.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <sys/stat.h>
@@ -80,6 +81,25 @@ void ForEachLine(std::string_view text, Visit visit) {
     if (end == std::string_view::npos) return;
     text.remove_prefix(end + 1);
   }
+}
+
+// Threads that exit between the listing and the read are skipped: their
+// waiting is lost for this tick only.
+uint64_t ProcessRunDelayNs(const std::string& proc_root) {
+  std::string directory = proc_root + "/self/task";
+  DIR* tasks = opendir(directory.c_str());
+  if (tasks == nullptr) return 0;
+  uint64_t total = 0;
+  std::string text;
+  while (dirent* entry = readdir(tasks)) {
+    if (entry->d_name[0] == '.') continue;
+    uint64_t delay = 0;
+    if (ReadWholeFile(directory + "/" + entry->d_name + "/schedstat", &text) && ParseSchedstatRunDelay(text, &delay)) {
+      total += delay;
+    }
+  }
+  closedir(tasks);
+  return total;
 }
 
 uint64_t HeapBytes(const std::string& proc_root) {
@@ -191,6 +211,11 @@ bool ParseDiskstats(std::string_view text, uint32_t major, uint32_t minor, DiskC
   return found;
 }
 
+bool ParseSchedstatRunDelay(std::string_view text, uint64_t* run_delay_ns) {
+  NextField(&text);  // time on the CPU
+  return ParseNumber(NextField(&text), run_delay_ns);
+}
+
 void PublishNodeSample(const NodeSample& sample, const StorageDevice& device, shm::NodeMetricsRecord* record) {
   shm::DiskState state = device.state;
   if (state == shm::DiskState::kDevice && !sample.disk_found) state = shm::DiskState::kNotInDiskstats;
@@ -205,6 +230,7 @@ void PublishNodeSample(const NodeSample& sample, const StorageDevice& device, sh
   record->pages_allocated.store(sample.pages_allocated, std::memory_order_relaxed);
   record->heap_bytes.store(sample.heap_bytes, std::memory_order_relaxed);
   record->process_cpu_ns.store(sample.process_cpu_ns, std::memory_order_relaxed);
+  record->run_delay_ns.store(sample.run_delay_ns, std::memory_order_relaxed);
   record->disk_reads_completed.store(disk.reads_completed, std::memory_order_relaxed);
   record->disk_writes_completed.store(disk.writes_completed, std::memory_order_relaxed);
   record->disk_sectors_read.store(disk.sectors_read, std::memory_order_relaxed);
@@ -242,6 +268,7 @@ NodeSample NodeMetricsSampler::Read(std::vector<std::string>* problems) const {
   }
   sample.heap_bytes = HeapBytes(proc_root_);
   sample.process_cpu_ns = ClockNs(CLOCK_PROCESS_CPUTIME_ID);
+  sample.run_delay_ns = ProcessRunDelayNs(proc_root_);
   if (device_.state == shm::DiskState::kDevice) {
     path = proc_root_ + "/diskstats";
     if (!ReadWholeFile(path, &text)) {

@@ -1,5 +1,7 @@
 #include "limpwatch/analyzer/resource_manifest.h"
 
+#include "limpwatch/analyzer/tick_record.h"
+
 #include <fnmatch.h>
 
 #include <fstream>
@@ -72,6 +74,7 @@ const ResourceManifest::Rule* ResourceManifest::FirstMatch(const std::string& fu
 }
 
 shm::Resource ResourceManifest::Classify(const std::string& function) const {
+  if (function == kRunqueueWaitName) return shm::Resource::kCpu;  // limpwatch's own feature, whatever the rules say
   const Rule* rule = FirstMatch(function);
   return rule == nullptr ? shm::Resource::kUnknown : rule->resource;
 }

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "limpwatch/shm/name_hash.h"
+
 namespace limpwatch::analyzer {
 namespace {
 
@@ -74,6 +76,12 @@ TickRecord BuildTickRecord(const std::string& node, const shm::Snapshot& before,
     tick.name_hash = sampled.name_hash;
     tick.samples += samples;
   }
+  if (before.node_metrics.valid && after.node_metrics.valid &&
+      after.node_metrics.run_delay_ns > before.node_metrics.run_delay_ns) {
+    FunctionTick& waiting = by_hash[shm::FunctionNameHash(kRunqueueWaitName)];
+    waiting.name_hash = shm::FunctionNameHash(kRunqueueWaitName);
+    waiting.self_ms = double(after.node_metrics.run_delay_ns - before.node_metrics.run_delay_ns) / 1e6;
+  }
   record.functions.reserve(by_hash.size());
   for (auto& [hash, tick] : by_hash) record.functions.push_back(tick);
   std::sort(record.functions.begin(), record.functions.end(),
@@ -90,6 +98,7 @@ std::vector<FunctionName> CollectFunctionNames(const shm::Snapshot& snapshot) {
     if (function.name_hash != 0) names.push_back({function.name_hash, function.name});
   }
   for (const auto& sampled : snapshot.samples.functions) names.push_back({sampled.name_hash, sampled.name});
+  names.push_back({shm::FunctionNameHash(kRunqueueWaitName), kRunqueueWaitName});
   return names;
 }
 

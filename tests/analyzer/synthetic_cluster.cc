@@ -18,6 +18,7 @@ struct SyntheticFunction {
   bool storage;
   bool network_receive;
   bool idle = false;
+  bool runqueue = false;
 };
 
 constexpr SyntheticFunction kFunctions[] = {
@@ -35,6 +36,7 @@ constexpr SyntheticFunction kFunctions[] = {
     {"mutex_lock", "cpu", 5000, 2, 2, false, false},
     {"job_wait_for_work", "idle", 100, 1500, 0, false, false, true},
     {"storage_wait_for_operation", "idle", 100, 1500, 0, false, false, true},
+    {analyzer::kRunqueueWaitName, "cpu", 0, 40, 0, false, false, false, true},
 };
 
 }  // namespace
@@ -63,6 +65,7 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
           self_ms *= 6.0;
           calls *= 0.7;
         }
+        if (faulty && cluster.fault == SyntheticFault::kCpuStarved && function.runqueue) self_ms *= 8.0;
         if (faulty && cluster.fault == SyntheticFault::kIdleSplit && function.idle) {
           self_ms *= &function == &kFunctions[std::size(kFunctions) - 1] ? 0.2 : 1.8;
         }
@@ -107,6 +110,7 @@ analyzer::NameBook SyntheticNames() {
 analyzer::ResourceManifest SyntheticManifest(bool idle_marked) {
   analyzer::ResourceManifest manifest;
   for (const SyntheticFunction& function : kFunctions) {
+    if (function.runqueue) continue;  // classified by the analyzer itself
     if (function.idle && idle_marked) {
       manifest.AddIdleRule(function.name);
     } else {

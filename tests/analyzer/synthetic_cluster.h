@@ -20,6 +20,7 @@ enum class SyntheticFault {
   kDiskTime,      // storage calls take 6x longer, fewer complete
   kNetworkCount,  // receive calls return less data: many more of them, more kernel samples
   kIdleSplit,     // the waiting threads' time moves from one idle function to another
+  kCpuStarved,    // the server's threads wait for a CPU 8x longer (a quota, a competing process)
 };
 
 struct SyntheticCluster {

@@ -64,6 +64,7 @@ struct NodeSample {
   uint64_t pages_allocated = 0;
   uint64_t heap_bytes = 0;
   uint64_t process_cpu_ns = 0;
+  uint64_t run_delay_ns = 0;  // summed over the process's threads
   bool disk_found = false;  // the device's diskstats line was read
   DiskCounters disk;
 };
@@ -72,6 +73,9 @@ struct NodeSample {
 bool ParseProcStat(std::string_view text, uint64_t* interrupts, uint64_t* context_switches);
 bool ParseVmstatPagesAllocated(std::string_view text, uint64_t* pages);
 bool ParseDiskstats(std::string_view text, uint32_t major, uint32_t minor, DiskCounters* out);
+// The second field of a /proc/<pid>/task/<tid>/schedstat line: ns runnable
+// but waiting for a CPU.
+bool ParseSchedstatRunDelay(std::string_view text, uint64_t* run_delay_ns);
 
 // Writes `sample` into `record` under its sequence lock: sequence to odd,
 // the fields, sequence to even with release. One writer per record.

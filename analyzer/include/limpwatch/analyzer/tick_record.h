@@ -61,6 +61,13 @@ struct TickRecord {
   NodeTick node_stats;
 };
 
+// The name of a feature limpwatch adds to every tick's functions: the time
+// the server's threads waited for a CPU while runnable, as self time. It
+// travels, is compared and is named in root causes like a function, so a
+// server starved of CPU (a CPU quota, a competing process on its cores)
+// stands out from its peers with "cpu" as its resource.
+inline constexpr const char* kRunqueueWaitName = "[waiting for a CPU]";
+
 // Names of function hashes, so that root causes can be printed.
 struct FunctionName {
   uint64_t name_hash = 0;

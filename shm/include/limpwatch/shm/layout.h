@@ -65,10 +65,11 @@ namespace limpwatch::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x544e454d47455357ull;  // "WSEGMENT" little-endian
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 3;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
+inline constexpr uint16_t kVersionMinor = 4;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
                                               // 2: IoBlock socket_reads + untimed_calls, NodeMetricsRecord disk_*
                                               // 3: ProcessCounters selections_applied, selection_errors,
                                               //    functions_unselected
+                                              // 4: NodeMetricsRecord run_delay_ns
 inline constexpr uint16_t kEndianMark = 0x0102;
 inline constexpr uint32_t kHeaderSize = 4096;
 
@@ -263,7 +264,9 @@ struct RetiredTotalsHeader {
 // (analyzer/node_metrics.h): interrupts and context_switches from /proc/stat,
 // pages_allocated the sum of /proc/vmstat pgalloc_*, heap_bytes what malloc
 // holds from the system (arena + mmapped blocks), process_cpu_ns this
-// process's CPU time, disk_* the /proc/diskstats line of the storage device.
+// process's CPU time, disk_* the /proc/diskstats line of the storage device,
+// run_delay_ns the time this process's threads waited for a CPU while
+// runnable (the sum of /proc/self/task/*/schedstat's second field).
 struct NodeMetricsRecord {
   std::atomic<uint64_t> sequence;
   std::atomic<uint64_t> timestamp_ns;  // CLOCK_REALTIME of the sample
@@ -287,7 +290,8 @@ struct NodeMetricsRecord {
   std::atomic<uint32_t> disk_minor;
   uint32_t reserved_u32;
   std::atomic<uint64_t> disk_name[4];  // device name, NUL-padded bytes in little-endian words ("vda1")
-  std::atomic<uint64_t> reserved[43];
+  std::atomic<uint64_t> run_delay_ns;  // since 1.4
+  std::atomic<uint64_t> reserved[42];
 };
 
 // NodeMetricsRecord::disk_state. Only kDevice has disk_* counters.

@@ -156,6 +156,22 @@ TEST(NodeMetricsTest, RunDelayCountsTheTimeThreadsWaitForACpu) {
   EXPECT_EQ(record.run_delay_ns.load(), during.run_delay_ns);
 }
 
+TEST(NodeMetricsTest, CpuQuotaThrottlingIsReadFromTheProcessCgroup) {
+  uint64_t ns = 0;
+  EXPECT_TRUE(analyzer::ParseCpuStatThrottledNs("nr_periods 10\nnr_throttled 4\nthrottled_time 5000000\n", &ns));
+  EXPECT_EQ(ns, 5000000u);
+  EXPECT_TRUE(analyzer::ParseCpuStatThrottledNs("usage_usec 9\nnr_throttled 1\nthrottled_usec 250\n", &ns));
+  EXPECT_EQ(ns, 250000u);
+  EXPECT_FALSE(analyzer::ParseCpuStatThrottledNs("usage_usec 9\n", &ns));
+
+  // cgroup v1: the hierarchy holding the cpu controller, whatever it shares its mount with.
+  EXPECT_EQ(analyzer::CpuStatPath("4:memory:/a\n2:cpu,cpuacct:/limp/s1\n0::/\n", "/cg"), "/cg/cpu,cpuacct/limp/s1/cpu.stat");
+  EXPECT_EQ(analyzer::CpuStatPath("2:cpuacct:/x\n1:cpu:/y\n", "/cg"), "/cg/cpu/y/cpu.stat");
+  // cgroup v2 only.
+  EXPECT_EQ(analyzer::CpuStatPath("0::/system.slice/pvfs.service\n", "/cg"), "/cg/system.slice/pvfs.service/cpu.stat");
+  EXPECT_EQ(analyzer::CpuStatPath("", "/cg"), "");
+}
+
 TEST(NodeMetricsTest, PublishingUsesTheSequenceLock) {
   shm::NodeMetricsRecord record{};
   NodeSample sample;

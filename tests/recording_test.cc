@@ -209,6 +209,49 @@ TEST(OfflineCommandsTest, TrainThenDiagnoseRecordings) {
   EXPECT_EQ(diagnosed.output.find("\"server\":\"server0\""), std::string::npos) << diagnosed.output;
 }
 
+TEST(OfflineCommandsTest, TrainingReadsRunsInAnyOrderAndCanPool) {
+  TempDirectory directory;
+  testing::SyntheticCluster first;
+  first.servers = 4;
+  first.ticks = 60;
+  first.seed = 31;
+  testing::SyntheticCluster second = first;
+  second.seed = 32;
+  second.first_tick = first.first_tick + 1000;  // a later run of the same servers
+  std::string in_order, reversed;
+  for (const auto& path : WriteRecordings(first, directory, "a-")) in_order += " " + path;
+  for (const auto& path : WriteRecordings(second, directory, "b-")) {
+    in_order += " " + path;
+    reversed = " " + path + reversed;
+  }
+  for (const auto& path : WriteRecordings(first, directory, "a-")) reversed += " " + path;
+  CommandResult forward = RunCli("train" + in_order + " -o " + directory.File("forward"));
+  CommandResult backward = RunCli("train" + reversed + " -o " + directory.File("backward"));
+  ASSERT_EQ(forward.status, 0) << forward.output;
+  ASSERT_EQ(backward.status, 0) << backward.output;
+  // Both runs were read whatever the order of the files: the same windows, the same thresholds.
+  std::string windows = forward.output.substr(0, forward.output.find('\n'));
+  EXPECT_EQ(windows, backward.output.substr(0, backward.output.find('\n')));
+  std::string first_only;
+  for (const auto& path : WriteRecordings(first, directory, "a-")) first_only += " " + path;
+  CommandResult alone = RunCli("train" + first_only + " -o " + directory.File("alone"));
+  ASSERT_EQ(alone.status, 0) << alone.output;
+  auto windows_of = [](const std::string& output) { return std::stoi(output.substr(output.find(" over ") + 6)); };
+  EXPECT_GT(windows_of(forward.output), windows_of(alone.output)) << forward.output;
+
+  CommandResult pooled = RunCli("train --pooled" + in_order + " -o " + directory.File("pooled"));
+  ASSERT_EQ(pooled.status, 0) << pooled.output;
+  std::ifstream file(directory.File("pooled"));
+  std::string line;
+  int lines = 0;
+  while (std::getline(file, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    EXPECT_EQ(line.rfind("* ", 0), 0u) << line;  // one threshold per metric, for every server
+    ++lines;
+  }
+  EXPECT_GT(lines, 0);
+}
+
 TEST(OfflineCommandsTest, DiagnoseReadsPeerTimeSeriesFromCsv) {
   TempDirectory directory;
   std::string path = directory.File("peers.csv");

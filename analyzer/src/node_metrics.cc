@@ -231,6 +231,7 @@ void PublishNodeSample(const NodeSample& sample, const StorageDevice& device, sh
   record->heap_bytes.store(sample.heap_bytes, std::memory_order_relaxed);
   record->process_cpu_ns.store(sample.process_cpu_ns, std::memory_order_relaxed);
   record->run_delay_ns.store(sample.run_delay_ns, std::memory_order_relaxed);
+  record->cpu_throttled_ns.store(sample.cpu_throttled_ns, std::memory_order_relaxed);
   record->disk_reads_completed.store(disk.reads_completed, std::memory_order_relaxed);
   record->disk_writes_completed.store(disk.writes_completed, std::memory_order_relaxed);
   record->disk_sectors_read.store(disk.sectors_read, std::memory_order_relaxed);
@@ -248,7 +249,68 @@ void PublishNodeSample(const NodeSample& sample, const StorageDevice& device, sh
 
 NodeMetricsSampler::NodeMetricsSampler(const std::string& storage_directory, std::string proc_root,
                                        std::string sys_root)
-    : proc_root_(std::move(proc_root)), device_(ResolveStorageDevice(storage_directory, sys_root)) {}
+    : proc_root_(std::move(proc_root)),
+      sys_root_(std::move(sys_root)),
+      device_(ResolveStorageDevice(storage_directory, sys_root_)) {}
+
+bool ParseCpuStatThrottledNs(std::string_view text, uint64_t* throttled_ns) {
+  bool found = false;
+  ForEachLine(text, [&](std::string_view line) {
+    std::string_view key = NextField(&line);
+    uint64_t number = 0;
+    if (!ParseNumber(NextField(&line), &number)) return true;
+    if (key == "throttled_time") {  // v1: ns
+      *throttled_ns = number;
+      found = true;
+    } else if (key == "throttled_usec") {  // v2: us
+      *throttled_ns = number * 1000;
+      found = true;
+    }
+    return !found;
+  });
+  return found;
+}
+
+std::string CpuStatPath(std::string_view proc_cgroup, const std::string& cgroup_root) {
+  std::string unified;
+  while (!proc_cgroup.empty()) {
+    size_t end = proc_cgroup.find('\n');
+    std::string_view line = proc_cgroup.substr(0, end);
+    proc_cgroup.remove_prefix(end == std::string_view::npos ? proc_cgroup.size() : end + 1);
+    size_t first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string_view::npos || second == std::string_view::npos) continue;
+    std::string_view controllers = line.substr(first + 1, second - first - 1);
+    std::string path(line.substr(second + 1));
+    if (controllers.empty()) {
+      unified = path;
+      continue;
+    }
+    for (std::string_view rest = controllers; !rest.empty();) {
+      size_t comma = rest.find(',');
+      if (rest.substr(0, comma) == "cpu") return cgroup_root + "/" + std::string(controllers) + path + "/cpu.stat";
+      rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
+    }
+  }
+  if (unified.empty()) return "";
+  // Hybrid systems mount the v2 hierarchy under unified/.
+  std::string hybrid = cgroup_root + "/unified" + unified + "/cpu.stat";
+  return access(hybrid.c_str(), R_OK) == 0 ? hybrid : cgroup_root + unified + "/cpu.stat";
+}
+
+uint64_t NodeMetricsSampler::CpuThrottledNs() const {
+  std::string text;
+  if (!ReadWholeFile(proc_root_ + "/self/cgroup", &text)) return throttle_.total_ns;
+  std::string path = CpuStatPath(text, sys_root_ + "/fs/cgroup");
+  uint64_t now = 0;
+  if (path.empty() || !ReadWholeFile(path, &text) || !ParseCpuStatThrottledNs(text, &now)) {
+    throttle_.cpu_stat_path.clear();
+    return throttle_.total_ns;
+  }
+  if (path == throttle_.cpu_stat_path && now >= throttle_.last_ns) throttle_.total_ns += now - throttle_.last_ns;
+  throttle_.cpu_stat_path = path;
+  throttle_.last_ns = now;
+  return throttle_.total_ns;
+}
 
 NodeSample NodeMetricsSampler::Read(std::vector<std::string>* problems) const {
   NodeSample sample;
@@ -269,6 +331,7 @@ NodeSample NodeMetricsSampler::Read(std::vector<std::string>* problems) const {
   sample.heap_bytes = HeapBytes(proc_root_);
   sample.process_cpu_ns = ClockNs(CLOCK_PROCESS_CPUTIME_ID);
   sample.run_delay_ns = ProcessRunDelayNs(proc_root_);
+  sample.cpu_throttled_ns = CpuThrottledNs();
   if (device_.state == shm::DiskState::kDevice) {
     path = proc_root_ + "/diskstats";
     if (!ReadWholeFile(path, &text)) {

@@ -76,11 +76,14 @@ TickRecord BuildTickRecord(const std::string& node, const shm::Snapshot& before,
     tick.name_hash = sampled.name_hash;
     tick.samples += samples;
   }
-  if (before.node_metrics.valid && after.node_metrics.valid &&
-      after.node_metrics.run_delay_ns > before.node_metrics.run_delay_ns) {
-    FunctionTick& waiting = by_hash[shm::FunctionNameHash(kRunqueueWaitName)];
-    waiting.name_hash = shm::FunctionNameHash(kRunqueueWaitName);
-    waiting.self_ms = double(after.node_metrics.run_delay_ns - before.node_metrics.run_delay_ns) / 1e6;
+  if (before.node_metrics.valid && after.node_metrics.valid) {
+    uint64_t waited_ns = Delta(before.node_metrics.run_delay_ns, after.node_metrics.run_delay_ns) +
+                         Delta(before.node_metrics.cpu_throttled_ns, after.node_metrics.cpu_throttled_ns);
+    if (waited_ns > 0) {
+      FunctionTick& waiting = by_hash[shm::FunctionNameHash(kRunqueueWaitName)];
+      waiting.name_hash = shm::FunctionNameHash(kRunqueueWaitName);
+      waiting.self_ms = double(waited_ns) / 1e6;
+    }
   }
   record.functions.reserve(by_hash.size());
   for (auto& [hash, tick] : by_hash) record.functions.push_back(tick);

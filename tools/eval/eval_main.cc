@@ -179,8 +179,10 @@ bool Evaluation::Train() {
   thresholds_ = options_.out + "/thresholds";
   std::vector<std::string> argv{LIMPWATCH_CLI_PATH, "train"};
   argv.insert(argv.end(), recordings.begin(), recordings.end());
-  // Trained as the servers will analyze: with the manifest's idle functions left out.
-  argv.insert(argv.end(), {"-o", thresholds_, "-m", manifest_});
+  // Trained as the servers will analyze: with the manifest's idle functions
+  // left out. The test-bed's servers do the same work, and a training run of
+  // a minute sees each rare burst on one server only: pooled.
+  argv.insert(argv.end(), {"-o", thresholds_, "-m", manifest_, "--pooled"});
   CommandOutput trained = RunCommand(argv);
   if (trained.status != 0) {
     std::fprintf(stderr, "limpwatch-eval: training failed:\n%s\n", trained.output.c_str());

@@ -21,6 +21,7 @@ namespace {
 constexpr OptionSpec kTrainOptions[] = {
     {"--output", "-o", true},
     {"--manifest", "-m", true},
+    {"--pooled", "", false},
     {"--help", "-h", false},
 };
 
@@ -63,12 +64,14 @@ int RunTrain(const std::vector<std::string>& args) {
   }
   analyzer::Thresholds thresholds;
   std::map<analyzer::ComparedMetric, double> largest;
+  bool pooled = parsed.Has("--pooled");
   for (const auto& [key, values] : scores) {
     double threshold = analyzer::TrainThreshold(values, analyzer::ThresholdResolution(key.second));
-    thresholds.Set(key.first, key.second, threshold);
+    if (!pooled) thresholds.Set(key.first, key.second, threshold);
     largest[key.second] = std::max(largest[key.second], threshold);
   }
-  // Servers absent from training get the most tolerant threshold seen.
+  // Servers absent from training get the most tolerant threshold seen; with
+  // --pooled, every server does.
   for (const auto& [metric, threshold] : largest) thresholds.Set("*", metric, threshold);
   if (!thresholds.Save(*output, &error)) return Fail(kExitFailure, error);
   WriteOut("trained " + std::to_string(scores.size()) + " thresholds over " + std::to_string(result.windows.size()) +

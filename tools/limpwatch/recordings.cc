@@ -149,10 +149,16 @@ bool LoadRun(const std::vector<std::string>& paths, LoadedRun* run, std::string*
     run->tick_ms = trace.tick_ms;
     run->names.Add(trace.names);
     auto& series = run->ticks[trace.node];
-    for (auto& tick : trace.ticks) {
-      if (!series.empty() && series.back().tick >= tick.tick) continue;  // a second file of the same server overlaps
-      series.push_back(std::move(tick));
-    }
+    for (auto& tick : trace.ticks) series.push_back(std::move(tick));
+  }
+  // Files of one server may come in any order (runs named alphabetically);
+  // where two of them overlap, the first file's tick is kept.
+  for (auto& [node, series] : run->ticks) {
+    std::stable_sort(series.begin(), series.end(),
+                     [](const analyzer::TickRecord& a, const analyzer::TickRecord& b) { return a.tick < b.tick; });
+    series.erase(std::unique(series.begin(), series.end(),
+                             [](const analyzer::TickRecord& a, const analyzer::TickRecord& b) { return a.tick == b.tick; }),
+                 series.end());
   }
   if (run->ticks.empty()) {
     *error = "no ticks in the given files";

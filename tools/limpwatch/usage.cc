@@ -52,13 +52,17 @@ constexpr CommandText kCommands[] = {
      "  peers of LIMPWATCH_PEERS / LIMPWATCH_PVFS_CONFIG; alarms go to stdout (and\n"
      "  LIMPWATCH_ALARMS). The LIMPWATCH_ANALYZE_* settings apply.\n"
      "    -n, --ticks N     stop after N ticks (default: until Ctrl-C or the owner exits)\n"},
-    {"train", "limpwatch train FILES... -o THRESHOLDS [-m MANIFEST]",
+    {"train", "limpwatch train FILES... -o THRESHOLDS [-m MANIFEST] [--pooled]",
      "  Per-server, per-metric thresholds from fault-free recordings (LIMPWATCH_RECORD\n"
      "  files of any number of servers and runs, or CSV): the smallest threshold that\n"
      "  removes every anomaly, found by binary search, doubled.\n"
      "    -o, --output FILE     where to write the thresholds\n"
      "    -m, --manifest FILE   the manifest the servers will analyze with: its idle\n"
-     "                          functions are left out of the distances, as online\n"},
+     "                          functions are left out of the distances, as online\n"
+     "    --pooled              one threshold per metric for every server (the most\n"
+     "                          tolerant one trained): for servers doing the same work,\n"
+     "                          when a short training run saw each rare burst on one\n"
+     "                          server only\n"},
     {"diagnose", "limpwatch diagnose FILES... [-t THRESHOLDS] [-m MANIFEST] [--json] [--windows|--scores]",
      "  Replays recordings of several servers through the online analysis and prints\n"
      "  its alarms. A FILE ending in .csv holds per-peer time series:\n"

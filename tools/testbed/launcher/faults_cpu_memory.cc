@@ -2,7 +2,9 @@
 //
 // cpu-quota: the server's threads go into a cpu cgroup whose CFS quota gives
 //   it --percent of one CPU (v1 cpu.cfs_quota_us / cpu.cfs_period_us; v2
-//   cpu.max). Only that server is throttled.
+//   cpu.max). Only that server is throttled. By default the quota is a third
+//   of what the server used in the second before: a fixed quota above what
+//   an I/O-bound server uses would never bite.
 // cpu-hog: the server's threads are pinned to one CPU and --spinners busy
 //   processes are pinned beside them: the server gets a fraction of that
 //   CPU. Its affinity is restored on clear.
@@ -13,6 +15,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -89,11 +92,11 @@ class CpuQuotaFault : public Fault {
   const char* name() const override { return "cpu-quota"; }
   const char* description() const override {
     return "CFS bandwidth limit (cgroup v1 cpu.cfs_quota_us, v2 cpu.max) on the server's threads: it may use "
-           "--percent of one CPU";
+           "--percent of one CPU (default: a third of what it used in the second before)";
   }
 
   bool Configure(CommandLine* flags, std::string* error) override {
-    return flags->GetUint("percent", 10, 1, 1000, &percent_, error);
+    return flags->GetUint("percent", 0, 0, 1000, &percent_, error);
   }
 
   bool Inject(const FaultTarget& target, StateRecord* record, std::string* error) override {
@@ -106,7 +109,16 @@ class CpuQuotaFault : public Fault {
     record->Set("cgroup", group);
     record->Set("cgroup_original", original);
     if (!placed) return false;
-    std::string quota = std::to_string(kCfsPeriodUs * percent_ / 100);
+    uint64_t percent = percent_;
+    if (percent == 0) {
+      uint64_t before = ProcessCpuNs(target.pid);
+      SleepMs(1000);
+      uint64_t used_percent = (ProcessCpuNs(target.pid) - before) / 10'000'000;
+      record->Set("server_cpu_percent", std::to_string(used_percent));
+      percent = std::max<uint64_t>(1, used_percent / 3);
+    }
+    record->Set("quota_percent", std::to_string(percent));
+    std::string quota = std::to_string(kCfsPeriodUs * percent / 100);
     std::string readback;
     if (controller.version == CgroupVersion::kV1) {
       return WriteAndVerify(group, "cpu.cfs_period_us", std::to_string(kCfsPeriodUs), std::to_string(kCfsPeriodUs),
@@ -126,6 +138,8 @@ class CpuQuotaFault : public Fault {
       return false;
     }
     evidence->Add("cgroup", group).Add("threads_moved", static_cast<uint64_t>(ThreadsOf(target.pid).size()));
+    evidence->Add("quota_percent", record.Get("quota_percent"));
+    if (!record.Get("server_cpu_percent").empty()) evidence->Add("server_cpu_percent_before", record.Get("server_cpu_percent"));
     if (controller.version == CgroupVersion::kV1) {
       evidence->Add("cfs_quota_us", ReadCgroupFile(group, "cpu.cfs_quota_us"))
           .Add("cfs_period_us", ReadCgroupFile(group, "cpu.cfs_period_us"));
@@ -151,7 +165,7 @@ class CpuQuotaFault : public Fault {
   }
 
  private:
-  uint64_t percent_ = 10;
+  uint64_t percent_ = 0;  // 0: a third of what the server used
 };
 
 class CpuHogFault : public Fault {

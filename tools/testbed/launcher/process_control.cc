@@ -117,6 +117,13 @@ char ProcessState(pid_t pid) {
   return fields.empty() || fields[0].empty() ? 0 : fields[0][0];
 }
 
+uint64_t ProcessCpuNs(pid_t pid) {
+  std::vector<std::string> fields = StatFields(pid);  // fields[0] is /proc/<pid>/stat's third field
+  if (fields.size() <= 12) return 0;
+  uint64_t ticks = std::strtoull(fields[11].c_str(), nullptr, 10) + std::strtoull(fields[12].c_str(), nullptr, 10);
+  return ticks * (1000000000ull / uint64_t(sysconf(_SC_CLK_TCK)));
+}
+
 bool IsSameProcessAlive(pid_t pid, uint64_t start_time) {
   if (pid <= 0) return false;
   std::vector<std::string> fields = StatFields(pid);

@@ -34,6 +34,9 @@ uint64_t ProcessStartTime(pid_t pid);
 // Process state letter from /proc/<pid>/stat (R, S, D, T, Z, ...), or 0 if gone.
 char ProcessState(pid_t pid);
 
+// CPU time `pid` has used (user + system, all threads), in nanoseconds.
+uint64_t ProcessCpuNs(pid_t pid);
+
 // True when (pid, start_time) is still the same, non-zombie process.
 bool IsSameProcessAlive(pid_t pid, uint64_t start_time);
 

@@ -64,7 +64,8 @@ struct NodeSample {
   uint64_t pages_allocated = 0;
   uint64_t heap_bytes = 0;
   uint64_t process_cpu_ns = 0;
-  uint64_t run_delay_ns = 0;  // summed over the process's threads
+  uint64_t run_delay_ns = 0;      // summed over the process's threads
+  uint64_t cpu_throttled_ns = 0;  // by a CPU quota, counted by the sampler since its first read
   bool disk_found = false;  // the device's diskstats line was read
   DiskCounters disk;
 };
@@ -76,6 +77,12 @@ bool ParseDiskstats(std::string_view text, uint32_t major, uint32_t minor, DiskC
 // The second field of a /proc/<pid>/task/<tid>/schedstat line: ns runnable
 // but waiting for a CPU.
 bool ParseSchedstatRunDelay(std::string_view text, uint64_t* run_delay_ns);
+// A cgroup cpu.stat: throttled_time (v1, ns) or throttled_usec (v2).
+bool ParseCpuStatThrottledNs(std::string_view text, uint64_t* throttled_ns);
+// The cpu.stat of the cgroup a /proc/<pid>/cgroup text puts the process in
+// (v1 "cpu" controller, else the v2 group), under `cgroup_root`
+// (/sys/fs/cgroup); empty when there is none.
+std::string CpuStatPath(std::string_view proc_cgroup, const std::string& cgroup_root);
 
 // Writes `sample` into `record` under its sequence lock: sequence to odd,
 // the fields, sequence to even with release. One writer per record.
@@ -98,8 +105,20 @@ class NodeMetricsSampler {
   void SampleInto(shm::NodeMetricsRecord* record, std::vector<std::string>* problems);
 
  private:
+  // A process moved to another cgroup (a fault injector, a container
+  // manager) starts from that cgroup's count: only changes within one
+  // cgroup are added up.
+  struct ThrottleTracker {
+    std::string cpu_stat_path;
+    uint64_t last_ns = 0;
+    uint64_t total_ns = 0;
+  };
+  uint64_t CpuThrottledNs() const;
+
   std::string proc_root_;
+  std::string sys_root_;
   StorageDevice device_;
+  mutable ThrottleTracker throttle_;
 };
 
 }  // namespace limpwatch::analyzer

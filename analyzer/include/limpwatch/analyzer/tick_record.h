@@ -62,7 +62,8 @@ struct TickRecord {
 };
 
 // The name of a feature limpwatch adds to every tick's functions: the time
-// the server's threads waited for a CPU while runnable, as self time. It
+// the server's threads waited for a CPU while runnable, plus the time a CPU
+// quota throttled its cgroup, as self time. It
 // travels, is compared and is named in root causes like a function, so a
 // server starved of CPU (a CPU quota, a competing process on its cores)
 // stands out from its peers with "cpu" as its resource.

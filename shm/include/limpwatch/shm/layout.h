@@ -69,7 +69,7 @@ inline constexpr uint16_t kVersionMinor = 4;  // 1: SampleTableHeader node_sampl
                                               // 2: IoBlock socket_reads + untimed_calls, NodeMetricsRecord disk_*
                                               // 3: ProcessCounters selections_applied, selection_errors,
                                               //    functions_unselected
-                                              // 4: NodeMetricsRecord run_delay_ns
+                                              // 4: NodeMetricsRecord run_delay_ns, cpu_throttled_ns
 inline constexpr uint16_t kEndianMark = 0x0102;
 inline constexpr uint32_t kHeaderSize = 4096;
 
@@ -266,7 +266,9 @@ struct RetiredTotalsHeader {
 // holds from the system (arena + mmapped blocks), process_cpu_ns this
 // process's CPU time, disk_* the /proc/diskstats line of the storage device,
 // run_delay_ns the time this process's threads waited for a CPU while
-// runnable (the sum of /proc/self/task/*/schedstat's second field).
+// runnable (the sum of /proc/self/task/*/schedstat's second field),
+// cpu_throttled_ns the time a CPU quota held this process's cgroup back
+// (cpu.stat), counted from the first sample and across moves between cgroups.
 struct NodeMetricsRecord {
   std::atomic<uint64_t> sequence;
   std::atomic<uint64_t> timestamp_ns;  // CLOCK_REALTIME of the sample
@@ -290,8 +292,9 @@ struct NodeMetricsRecord {
   std::atomic<uint32_t> disk_minor;
   uint32_t reserved_u32;
   std::atomic<uint64_t> disk_name[4];  // device name, NUL-padded bytes in little-endian words ("vda1")
-  std::atomic<uint64_t> run_delay_ns;  // since 1.4
-  std::atomic<uint64_t> reserved[42];
+  std::atomic<uint64_t> run_delay_ns;      // since 1.4
+  std::atomic<uint64_t> cpu_throttled_ns;  // since 1.4
+  std::atomic<uint64_t> reserved[41];
 };
 
 // NodeMetricsRecord::disk_state. Only kDevice has disk_* counters.

@@ -113,7 +113,8 @@ struct NodeMetricsValues {
   uint64_t pages_allocated = 0;
   uint64_t heap_bytes = 0;
   uint64_t process_cpu_ns = 0;
-  uint64_t run_delay_ns = 0;  // 0 in segments before 1.4
+  uint64_t run_delay_ns = 0;      // 0 in segments before 1.4
+  uint64_t cpu_throttled_ns = 0;  // 0 in segments before 1.4
   uint64_t disk_reads_completed = 0;
   uint64_t disk_writes_completed = 0;
   uint64_t disk_sectors_read = 0;

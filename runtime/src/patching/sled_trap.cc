@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "patching/sled_bytes.h"
+#include "signal_forwarding.h"
 #include "thread_state.h"
 
 namespace limpwatch::runtime::patching {
@@ -16,23 +17,9 @@ constinit size_t g_sled_count = 0;
 struct sigaction g_previous_action;
 constinit bool g_installed = false;
 
-// What would have happened to a SIGTRAP that is not ours.
+// What would have happened to a signal that is not ours.
 LW_NO_INSTRUMENT void Forward(int signal_number, siginfo_t* info, void* context) {
-  const struct sigaction& previous = g_previous_action;
-  if ((previous.sa_flags & SA_SIGINFO) != 0) {
-    if (previous.sa_sigaction != nullptr) previous.sa_sigaction(signal_number, info, context);
-    return;
-  }
-  if (previous.sa_handler == SIG_IGN) return;
-  if (previous.sa_handler == SIG_DFL) {
-    // The default action (a core dump) happens once this handler returns.
-    struct sigaction default_action {};
-    default_action.sa_handler = SIG_DFL;
-    sigaction(signal_number, &default_action, nullptr);
-    raise(signal_number);
-    return;
-  }
-  previous.sa_handler(signal_number);
+  ForwardToPreviousHandler(g_previous_action, signal_number, info, context);
 }
 
 LW_NO_INSTRUMENT void OnSigtrap(int signal_number, siginfo_t* info, void* context) {

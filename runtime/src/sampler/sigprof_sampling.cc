@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "signal_forwarding.h"
 #include "thread_state.h"
 
 namespace limpwatch::runtime {
@@ -72,25 +73,9 @@ LW_NO_INSTRUMENT void Push(uint64_t ip) {
   }
 }
 
-// What would have happened to a SIGPROF that is not ours had we never
-// installed a handler.
+// What would have happened to a signal that is not ours.
 LW_NO_INSTRUMENT void Forward(int signal_number, siginfo_t* info, void* context) {
-  const struct sigaction& previous = g_previous_action;
-  if ((previous.sa_flags & SA_SIGINFO) != 0) {
-    if (previous.sa_sigaction != nullptr) previous.sa_sigaction(signal_number, info, context);
-    return;
-  }
-  if (previous.sa_handler == SIG_IGN) return;
-  if (previous.sa_handler == SIG_DFL) {
-    // The default action of SIGPROF ends the process: restore it and let
-    // the signal, pending until this handler returns, take its course.
-    struct sigaction default_action {};
-    default_action.sa_handler = SIG_DFL;
-    sigaction(signal_number, &default_action, nullptr);
-    raise(signal_number);
-    return;
-  }
-  previous.sa_handler(signal_number);
+  ForwardToPreviousHandler(g_previous_action, signal_number, info, context);
 }
 
 LW_NO_INSTRUMENT void OnSigprof(int signal_number, siginfo_t* info, void* context) {

@@ -118,6 +118,51 @@ TEST(TestbedFaultTest, DiskBusyMakesThatServersStorageCallsSlower) {
   EXPECT_EQ(BlkioCgroupOf(cluster.pid(slow)), original) << "the server did not go back to its cgroup";
 }
 
+// A cgroup's CPU-quota throttling so far, in ns (v1 throttled_time, v2 throttled_usec).
+uint64_t ThrottledNs(const std::string& group) {
+  std::ifstream file(group + "/cpu.stat");
+  std::string key;
+  uint64_t value = 0;
+  while (file >> key >> value) {
+    if (key == "throttled_time") return value;
+    if (key == "throttled_usec") return value * 1000;
+  }
+  return 0;
+}
+
+TEST(TestbedFaultTest, CpuQuotaThrottlesThatServerAndItsSegmentSaysSo) {
+  if (geteuid() != 0) GTEST_SKIP() << "a CPU quota needs root";
+  if (!IsDirectory("/sys/fs/cgroup/cpu") && access("/sys/fs/cgroup/cgroup.controllers", R_OK) != 0) {
+    GTEST_SKIP() << "no cpu cgroup controller";
+  }
+  TestbedCluster cluster(3, {"--stripe-kib", "64"});
+  ASSERT_TRUE(cluster.started()) << cluster.start_output();
+  const int slow = 1;
+  CommandOutput injected = cluster.Launcher({"inject", "cpu-quota", "--server", std::to_string(slow)});
+  ASSERT_EQ(injected.exit_status, 0) << injected.output;
+  std::string line = injected.EventLine("injected");
+  std::smatch found;
+  ASSERT_TRUE(std::regex_search(line, found, std::regex("\"cgroup\":\"([^\"]+)\""))) << line;
+  std::string group = found[1];
+  // Automatic quota: a third of what the (idle) server used, at least 1 % of a CPU.
+  ASSERT_TRUE(std::regex_search(line, found, std::regex("\"quota_percent\":\"([0-9]+)\""))) << line;
+  EXPECT_GE(std::stoi(found[1]), 1);
+
+  CommandOutput load = cluster.Client({"ddw", "--size-mib", "6"});
+  EXPECT_EQ(load.exit_status, 0) << load.output;
+  usleep(1500 * 1000);  // one more node-metrics sample
+  // Throttled, as the kernel counts it, and as the server's own segment reports it.
+  EXPECT_GT(ThrottledNs(group), 0u) << group;
+  shm::Snapshot seen = cluster.Snapshot(slow);
+  ASSERT_TRUE(seen.node_metrics.valid);
+  EXPECT_GT(seen.node_metrics.cpu_throttled_ns, 0u);
+  EXPECT_EQ(cluster.Snapshot(0).node_metrics.cpu_throttled_ns, 0u) << "an unthrottled server reports throttling";
+
+  CommandOutput cleared = cluster.Launcher({"clear", "cpu-quota"});
+  EXPECT_EQ(cleared.exit_status, 0) << cleared.output;
+  EXPECT_FALSE(IsDirectory(group)) << "the cgroup outlived clear";
+}
+
 TEST(TestbedFaultTest, PacketLossRuleIsSetAndCleared) {
   if (!HaveNft()) GTEST_SKIP() << "packet loss needs root and nft (Debian package nftables)";
   TestbedCluster cluster(3, {"--stripe-kib", "64"});

@@ -93,11 +93,22 @@ bool ClusterDiagnoser::IsIdleFeature(uint32_t key) {
   return idle;
 }
 
-std::vector<Feature> ClusterDiagnoser::WithoutIdleFunctions(const std::vector<Feature>& features) {
+std::vector<Feature> ClusterDiagnoser::WithoutIdleFunctions(const std::vector<Feature>& features, IdleMask* mask) {
+  // Every server reports the same feature set in the same order: the first
+  // vector of a window decides per position, the others only look up keys
+  // where they differ from it.
+  if (mask->keys.empty()) {
+    for (const Feature& feature : features) {
+      mask->keys.push_back(feature.key);
+      mask->idle.push_back(IsIdleFeature(feature.key));
+    }
+  }
   std::vector<Feature> kept;
   kept.reserve(features.size());
-  for (const Feature& feature : features) {
-    if (!IsIdleFeature(feature.key)) kept.push_back(feature);
+  for (size_t index = 0; index < features.size(); ++index) {
+    const Feature& feature = features[index];
+    bool same_place = index < mask->keys.size() && mask->keys[index] == feature.key;
+    if (!(same_place ? mask->idle[index] != 0 : IsIdleFeature(feature.key))) kept.push_back(feature);
   }
   return kept;
 }
@@ -109,12 +120,16 @@ void ClusterDiagnoser::ScoreVectorMetric(ComparedMetric metric, const std::vecto
   std::vector<const std::vector<Feature>*> vectors;
   std::vector<std::vector<Feature>> working;  // the vectors without idle functions
   working.reserve(summaries.size());
+  IdleMask idle_mask;
   for (size_t index = 0; index < summaries.size(); ++index) {
     const auto* features = FeaturesOf(*summaries[index], vector_metric);
     if (features == nullptr || features->empty()) continue;
     members.push_back(index);
-    working.push_back(WithoutIdleFunctions(*features));
-    vectors.push_back(&working.back());
+    if (manifest_.has_idle_rules()) {
+      working.push_back(WithoutIdleFunctions(*features, &idle_mask));
+      features = &working.back();
+    }
+    vectors.push_back(features);
   }
   components->assign(summaries.size(), {});
   if (members.size() < 3) return;  // with two servers nobody can tell which one limps

@@ -35,6 +35,7 @@ void ResourceManifest::AddRule(const std::string& pattern, shm::Resource resourc
 
 void ResourceManifest::AddIdleRule(const std::string& pattern) {
   rules_.push_back({pattern, shm::Resource::kUnknown, true});
+  has_idle_rules_ = true;
 }
 
 bool ResourceManifest::Load(const std::string& path, std::vector<std::string>* problems) {

@@ -98,8 +98,12 @@ class ClusterDiagnoser {
   // distances: the time a fault takes from them shows, mirrored, in the
   // functions that do the work, while how idle time splits among a server's
   // waiting threads is noise that differs from server to server.
+  struct IdleMask {
+    std::vector<uint32_t> keys;
+    std::vector<uint8_t> idle;
+  };
   bool IsIdleFeature(uint32_t key);
-  std::vector<Feature> WithoutIdleFunctions(const std::vector<Feature>& features);
+  std::vector<Feature> WithoutIdleFunctions(const std::vector<Feature>& features, IdleMask* mask);
   double ThresholdFor(const std::string& server, ComparedMetric metric, double default_threshold, bool* trained) const;
   Alarm BuildAlarm(const std::string& server, ServerState& state, const std::vector<ComparedMetric>& fired,
                    uint64_t window, uint64_t now_unix_ms, const std::vector<const PeerSummary*>& summaries);

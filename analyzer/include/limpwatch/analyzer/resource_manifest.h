@@ -38,6 +38,7 @@ class ResourceManifest {
   shm::Resource Classify(const std::string& function) const;
   // True when the first rule matching `function` marks it idle.
   bool IsIdle(const std::string& function) const;
+  bool has_idle_rules() const { return has_idle_rules_; }
   size_t size() const { return rules_.size(); }
 
  private:
@@ -48,6 +49,7 @@ class ResourceManifest {
   };
   const Rule* FirstMatch(const std::string& function) const;
   std::vector<Rule> rules_;
+  bool has_idle_rules_ = false;
 };
 
 }  // namespace limpwatch::analyzer

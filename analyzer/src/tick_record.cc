@@ -80,8 +80,9 @@ TickRecord BuildTickRecord(const std::string& node, const shm::Snapshot& before,
     uint64_t waited_ns = Delta(before.node_metrics.run_delay_ns, after.node_metrics.run_delay_ns) +
                          Delta(before.node_metrics.cpu_throttled_ns, after.node_metrics.cpu_throttled_ns);
     if (waited_ns > 0) {
-      FunctionTick& waiting = by_hash[shm::FunctionNameHash(kRunqueueWaitName)];
-      waiting.name_hash = shm::FunctionNameHash(kRunqueueWaitName);
+      uint64_t name_hash = shm::FunctionNameHash(kRunqueueWaitName);
+      FunctionTick& waiting = by_hash[name_hash];
+      waiting.name_hash = name_hash;
       waiting.self_ms = double(waited_ns) / 1e6;
     }
   }

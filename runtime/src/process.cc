@@ -312,8 +312,10 @@ void RegisterThreadExit() { pthread_setspecific(g_thread_exit_key, reinterpret_c
 
 void LogLine(const std::string& message) {
   std::string line = "limpwatch[" + std::to_string(getpid()) + "]: " + message + "\n";
-  ssize_t ignored = write(STDERR_FILENO, line.data(), line.size());
+  ssize_t ignored = 0;
   // A daemonized server's stderr is /dev/null: LIMPWATCH_LOG keeps the lines.
+  // The file comes first: it is the record an operator reads afterwards, and
+  // the process may exit while the runtime's thread is still here.
   if (const char* path = std::getenv("LIMPWATCH_LOG"); path != nullptr && path[0] != '\0') {
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd >= 0) {
@@ -321,6 +323,7 @@ void LogLine(const std::string& message) {
       close(fd);
     }
   }
+  ignored = write(STDERR_FILENO, line.data(), line.size());
   (void)ignored;
 }
 

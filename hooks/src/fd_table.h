@@ -23,7 +23,8 @@
 // know; close marks the entry unknown *before* the real close, so the number
 // can never be reused while still carrying the old kind. An unknown or
 // unchecked entry is classified on its first counted use after the call
-// returns (fstat, getsockopt), and installed with a compare-and-swap against
+// returns (fstat, getsockopt) -- an unchecked file on one transfer in 32
+// (io_accounting.h), counted as a file until then -- and installed with a compare-and-swap against
 // the generation read before, so a close racing with the classification wins.
 // fds at or beyond the table's size (kFdTableSize, or less with
 // LIMPWATCH_FD_TABLE_SIZE) are classified by fstat / getsockopt on every
@@ -78,6 +79,11 @@ LW_HOT uint64_t LoadFdEntry(int fd) {
 
 // An entry whose kind can be used as it is, without asking the kernel.
 LW_HOT bool IsCheckedEntry(uint64_t entry) { return (entry & fd_bits::kChecked) != 0; }
+
+// What open() leaves: a file by the path's account, not confirmed yet.
+LW_HOT bool IsUncheckedFileEntry(uint64_t entry) {
+  return (entry & (fd_bits::kChecked | fd_bits::kKindMask)) == static_cast<uint64_t>(shm::FdKind::kFile) + 1;
+}
 
 LW_HOT shm::FdKind EntryKind(uint64_t entry) {
   return static_cast<shm::FdKind>((entry & fd_bits::kKindMask) - 1);

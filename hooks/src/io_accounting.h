@@ -220,16 +220,26 @@ template <typename Call>
   return result;
 }
 
+inline constexpr uint32_t kUncheckedFileCheckOneIn = 32;  // a power of two
+
 // A read or write on `fd`: counted under the fd's kind, bytes from the result.
 template <typename Call>
 LW_HOT auto CountedTransfer(int fd, shm::IoOperation operation, Call call) -> decltype(call()) {
   runtime::ThreadState& thread = runtime::t_thread;
   uint64_t entry = LoadFdEntry(fd);
+  IoTimingState& timing = t_timing;
   if (__builtin_expect(!RecordsFast(thread) || !IsCheckedEntry(entry), 0)) {
-    return CountedTransferSlow(fd, operation, call);
+    // A path open() left unchecked is a regular file nearly always; checking
+    // it costs an fstat, as much as a small file's read. So it is checked
+    // on one use in kUncheckedFileCheckOneIn and counted as a file meanwhile:
+    // a program opening, writing and closing many small files does not pay
+    // one more system call per file.
+    if (!RecordsFast(thread) || !IsUncheckedFileEntry(entry) ||
+        (NextRandom(timing) & (kUncheckedFileCheckOneIn - 1)) == 0) {
+      return CountedTransferSlow(fd, operation, call);
+    }
   }
   shm::FdKind kind = EntryKind(entry);
-  IoTimingState& timing = t_timing;
   uint8_t& mask = timing.masks[static_cast<uint32_t>(kind)][static_cast<uint32_t>(operation)];
   uint32_t weight = uint32_t{mask} + 1;
   bool timed = mask == 0 || (NextRandom(timing) & mask) == 0;

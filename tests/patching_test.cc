@@ -16,29 +16,13 @@
 
 #include "limpwatch/shm/segment.h"
 #include "support/selection_run.h"
+#include "support/started_program.h"
 #include "support/traced_run.h"
 
 namespace limpwatch::testing {
 namespace {
 
 constexpr double kMs = 1e6;
-
-// A file that LIMPWATCH_LOG appends the runtime's log lines to.
-class LogFile {
- public:
-  LogFile() : path_(UniqueSegmentName("/tmp/lw-patch-log-")) {}
-  ~LogFile() { std::remove(path_.c_str()); }
-  std::string Text() const {
-    std::ifstream file(path_);
-    std::stringstream text;
-    text << file.rdbuf();
-    return text.str();
-  }
-  std::string Variable() const { return "LIMPWATCH_LOG=" + path_; }
-
- private:
-  std::string path_;
-};
 
 struct PatchedRun {
   std::string name;
@@ -206,28 +190,6 @@ TEST(PatchingTest, PreparedSledsWithNothingSelectedLeaveTheProgramWorking) {
   EXPECT_TRUE(untouched.snapshot.functions.empty());
 }
 
-// Stops and reaps a started program when a test ends early.
-class ChildGuard {
- public:
-  explicit ChildGuard(pid_t pid) : pid_(pid) {}
-  ~ChildGuard() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
-  ChildGuard(const ChildGuard&) = delete;
-  ChildGuard& operator=(const ChildGuard&) = delete;
-  int Wait() {
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return status;
-  }
-
- private:
-  pid_t pid_;
-};
-
 // Four threads call phase_a and phase_b without pause while the selection
 // flips between them, each flip patching one sled and unpatching the other.
 TEST(PatchingTest, ReselectionWhileFourThreadsCallPatchedFunctions) {
@@ -303,10 +265,7 @@ TEST(PatchingTest, NoSledIsRewrittenWhileAThreadBlocksSigtrap) {
   // selection is applied; waiting for it (not a fixed sleep) also keeps the
   // exit from cutting the line short on a loaded machine.
   const std::string refusal = "a thread of the program blocks SIGTRAP; retrying until none does";
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (log.Text().find(refusal) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  log.WaitFor(refusal, 20000);
   std::this_thread::sleep_for(std::chrono::milliseconds(700));  // a retry or more
   std::ofstream(stop_file) << "stop\n";
   int status = child.Wait();

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "function_registry.h"
+#include "patching/call_site_patcher.h"
 #include "patching/patcher.h"
 #include "process.h"
 #include "selection_symbols.h"
@@ -81,6 +82,7 @@ void Publish(std::unique_ptr<Selection> selection) {
   // After the index: a newly deselected function's patched entry already
   // returns at once while its sled is being unpatched.
   patching::ApplySelectionToPatches();
+  patching::ApplySelectionToCallSites();
 }
 
 void CountError() {

@@ -67,7 +67,7 @@ size_t VisitTable(const MappedFile& file, const Elf64_Shdr& section, const Elf64
     }
     bool local = ELF64_ST_BIND(symbol.st_info) == STB_LOCAL;
     if ((type != STT_FUNC && type != STT_GNU_IFUNC) || symbol.st_shndx == SHN_UNDEF || symbol.st_value == 0) continue;
-    visit(FunctionSymbol{symbol.st_value, name, local ? source_file : std::string_view{}});
+    visit(FunctionSymbol{symbol.st_value, name, local ? source_file : std::string_view{}, symbol.st_size});
     ++functions;
   }
   return functions;

@@ -37,6 +37,7 @@ struct FunctionSymbol {
   uint64_t file_address;
   std::string_view name;         // raw (mangled)
   std::string_view source_file;  // empty for global functions
+  uint64_t size = 0;              // st_size: 0 when unknown
 };
 
 // Calls `visit` for each defined function symbol of the ELF file at `path`

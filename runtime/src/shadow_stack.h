@@ -20,6 +20,11 @@
 // along the index returns there, still without touching the thread's state;
 // an unknown one is registered.
 //
+// With LIMPWATCH_PATCH=1, an unselected function's compiler hook also notes
+// its call site, once, so that the call can be turned into a NOP
+// (patching/call_site_patcher.h); that check is one more load and branch on
+// the unselected path, until the call is gone.
+//
 // Re-selection while a function is on the stack:
 // - turned off while it runs: its exit is now a probe that returns, so its
 //   frame stays on the stack. The next traced exit below it (its caller's)
@@ -36,6 +41,7 @@
 
 #include "clock.h"
 #include "function_registry.h"
+#include "patching/call_site_table.h"
 #include "thread_state.h"
 
 namespace limpwatch::runtime {
@@ -92,10 +98,22 @@ LW_HOT void PopFrame(ThreadState& thread, uint32_t top, uint64_t now) {
   thread.slot->depth.store(top, std::memory_order_release);
 }
 
+// An unselected function's compiler hook returning to `return_address`
+// (0: not a compiler hook) may have its call rewritten into a NOP.
+LW_HOT void NoteUnselectedHook(uint64_t return_address, uint64_t address, patching::HookKind kind) {
+  if (__builtin_expect(patching::g_learning_call_sites.load(std::memory_order_relaxed), 0) && return_address != 0) {
+    patching::LearnCallSite(return_address, address, kind);
+  }
+}
+
 // The full paths. `home` is the function's home entry, read by the caller.
-[[gnu::no_instrument_function, gnu::noinline]] inline void RecordTracedEnter(uint64_t address, uint64_t home) {
+[[gnu::no_instrument_function, gnu::noinline]] inline void RecordTracedEnter(uint64_t address, uint64_t home,
+                                                                             uint64_t return_address = 0) {
   uint64_t id_field = IdFieldGivenHome(address, home);
-  if (id_field == kUnselectedIdField) return;
+  if (id_field == kUnselectedIdField) {
+    NoteUnselectedHook(return_address, address, patching::HookKind::kEnter);
+    return;
+  }
   ThreadState& thread = t_thread;
   if (thread.in_hook) return;
   thread.in_hook = 1;
@@ -107,8 +125,12 @@ LW_HOT void PopFrame(ThreadState& thread, uint32_t top, uint64_t now) {
   thread.in_hook = 0;
 }
 
-[[gnu::no_instrument_function, gnu::noinline]] inline void RecordTracedExit(uint64_t address, uint64_t home) {
-  if ((home >> shm::kFunctionIdBits) != address && IsUnselected(address)) return;
+[[gnu::no_instrument_function, gnu::noinline]] inline void RecordTracedExit(uint64_t address, uint64_t home,
+                                                                            uint64_t return_address = 0) {
+  if ((home >> shm::kFunctionIdBits) != address && IsUnselected(address)) {
+    NoteUnselectedHook(return_address, address, patching::HookKind::kExit);
+    return;
+  }
   ThreadState& thread = t_thread;
   if (thread.in_hook) return;
   thread.in_hook = 1;
@@ -124,16 +146,24 @@ LW_HOT void PopFrame(ThreadState& thread, uint32_t top, uint64_t now) {
   thread.in_hook = 0;
 }
 
-LW_HOT void RecordEnter(uint64_t address) {
+// `return_address`: where a compiler hook returns to, or 0 for every other
+// caller (scopes, patched entries).
+LW_HOT void RecordEnter(uint64_t address, uint64_t return_address = 0) {
   uint64_t home = HomeEntry(address);
-  if (home == UnselectedEntry(address)) return;
-  RecordTracedEnter(address, home);
+  if (home == UnselectedEntry(address)) {
+    NoteUnselectedHook(return_address, address, patching::HookKind::kEnter);
+    return;
+  }
+  RecordTracedEnter(address, home, return_address);
 }
 
-LW_HOT void RecordExit(uint64_t address) {
+LW_HOT void RecordExit(uint64_t address, uint64_t return_address = 0) {
   uint64_t home = HomeEntry(address);
-  if (home == UnselectedEntry(address)) return;
-  RecordTracedExit(address, home);
+  if (home == UnselectedEntry(address)) {
+    NoteUnselectedHook(return_address, address, patching::HookKind::kExit);
+    return;
+  }
+  RecordTracedExit(address, home, return_address);
 }
 
 }  // namespace limpwatch::runtime

@@ -222,12 +222,14 @@ extern "C" {
 
 [[gnu::visibility("default"), gnu::no_instrument_function]] void __cyg_profile_func_enter(void* function,
                                                                                           void* call_site) {
-  limpwatch::runtime::RecordEnter(reinterpret_cast<uint64_t>(function));
+  limpwatch::runtime::RecordEnter(reinterpret_cast<uint64_t>(function),
+                                  reinterpret_cast<uint64_t>(__builtin_return_address(0)));
 }
 
 [[gnu::visibility("default"), gnu::no_instrument_function]] void __cyg_profile_func_exit(void* function,
                                                                                          void* call_site) {
-  limpwatch::runtime::RecordExit(reinterpret_cast<uint64_t>(function));
+  limpwatch::runtime::RecordExit(reinterpret_cast<uint64_t>(function),
+                                 reinterpret_cast<uint64_t>(__builtin_return_address(0)));
 }
 
 }  // extern "C"

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "patching/call_site_table.h"
 #include "patching/sled_bytes.h"
 #include "signal_forwarding.h"
 #include "thread_state.h"
@@ -26,8 +27,17 @@ LW_NO_INSTRUMENT void OnSigtrap(int signal_number, siginfo_t* info, void* contex
   auto* machine = context != nullptr ? &static_cast<ucontext_t*>(context)->uc_mcontext : nullptr;
   if (machine != nullptr) {
     uint64_t trap_address = static_cast<uint64_t>(machine->gregs[REG_RIP]) - 1;
-    if (std::binary_search(g_sleds, g_sleds + g_sled_count, trap_address)) {
+    HookKind kind = HookKind::kEnter;
+    if (std::binary_search(g_sleds, g_sleds + g_sled_count, trap_address) ||
+        (IsRewrittenCallSite(trap_address, &kind) && kind != HookKind::kTailExit)) {
       machine->gregs[REG_RIP] = static_cast<greg_t>(trap_address + kSledSize);
+      return;
+    }
+    if (IsRewrittenCallSite(trap_address, &kind)) {
+      // `jmp` to the exit hook or `ret`: either way the function returns.
+      auto* stack = reinterpret_cast<const uint64_t*>(machine->gregs[REG_RSP]);
+      machine->gregs[REG_RIP] = static_cast<greg_t>(*stack);
+      machine->gregs[REG_RSP] += sizeof(uint64_t);
       return;
     }
   }
@@ -37,7 +47,7 @@ LW_NO_INSTRUMENT void OnSigtrap(int signal_number, siginfo_t* info, void* contex
 }  // namespace
 
 bool InstallSledTrapHandler(std::vector<uint64_t> sleds) {
-  if (g_installed) return false;
+  if (g_installed || g_sleds != nullptr) return false;
   std::sort(sleds.begin(), sleds.end());
   auto* table = new uint64_t[sleds.size() + 1];
   std::copy(sleds.begin(), sleds.end(), table);
@@ -51,6 +61,8 @@ bool InstallSledTrapHandler(std::vector<uint64_t> sleds) {
   g_installed = true;
   return true;
 }
+
+bool EnsureSledTrapHandler() { return g_installed || InstallSledTrapHandler({}); }
 
 bool SledTrapHandlerInPlace() {
   if (!g_installed) return false;

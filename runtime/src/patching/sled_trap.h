@@ -11,6 +11,8 @@
 // installed before (or gets the default action).
 //
 // The table of sleds is fixed when the handler is installed and never freed.
+// The call sites of compiler hooks that limpwatch rewrites are recognized
+// too (call_site_table.h); their table grows as sites are learned.
 #ifndef LIMPWATCH_RUNTIME_SRC_PATCHING_SLED_TRAP_H_
 #define LIMPWATCH_RUNTIME_SRC_PATCHING_SLED_TRAP_H_
 
@@ -22,6 +24,10 @@ namespace limpwatch::runtime::patching {
 // Installs the handler for these sled addresses. Once per process; returns
 // false (and installs nothing) when sigaction fails or it was installed before.
 bool InstallSledTrapHandler(std::vector<uint64_t> sleds);
+
+// Installs the handler with no sled of its own unless it is installed
+// already; for the call sites. Returns whether it is in place.
+bool EnsureSledTrapHandler();
 
 // Whether SIGTRAP still reaches our handler: the program may have installed
 // its own since, and then no sled may be rewritten while other threads run.

@@ -181,6 +181,19 @@ TEST(PeerComparisonTest, AServerWhoseThreadsWaitForACpuIsIndictedOnCpu) {
   EXPECT_EQ(first.top_functions.front().name, kRunqueueWaitName);
 }
 
+TEST(PeerComparisonTest, AServerWhoseConnectionsLosePacketsIsIndictedOnNetwork) {
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kPacketLoss;
+  cluster.faulty_server = 3;
+  ReplayResult result = Replay(cluster);
+  ASSERT_FALSE(result.alarms.empty());
+  for (const Alarm& alarm : result.alarms) EXPECT_EQ(alarm.server, ServerName(3)) << AlarmToLogLine(alarm);
+  const Alarm& first = result.alarms.front();
+  EXPECT_EQ(first.resource, shm::Resource::kNetwork) << AlarmToLogLine(first);
+  ASSERT_FALSE(first.top_functions.empty());
+  EXPECT_EQ(first.top_functions.front().name, kLostPacketsName);
+}
+
 TEST(PeerComparisonTest, HowIdleTimeSplitsAmongWaitingThreadsIsNotAnAnomaly) {
   SyntheticCluster cluster;
   cluster.fault = SyntheticFault::kIdleSplit;

@@ -232,6 +232,8 @@ void PublishNodeSample(const NodeSample& sample, const StorageDevice& device, sh
   record->process_cpu_ns.store(sample.process_cpu_ns, std::memory_order_relaxed);
   record->run_delay_ns.store(sample.run_delay_ns, std::memory_order_relaxed);
   record->cpu_throttled_ns.store(sample.cpu_throttled_ns, std::memory_order_relaxed);
+  record->tcp_retransmitted.store(sample.tcp_retransmitted, std::memory_order_relaxed);
+  record->tcp_out_of_order.store(sample.tcp_out_of_order, std::memory_order_relaxed);
   record->disk_reads_completed.store(disk.reads_completed, std::memory_order_relaxed);
   record->disk_writes_completed.store(disk.writes_completed, std::memory_order_relaxed);
   record->disk_sectors_read.store(disk.sectors_read, std::memory_order_relaxed);
@@ -251,7 +253,8 @@ NodeMetricsSampler::NodeMetricsSampler(const std::string& storage_directory, std
                                        std::string sys_root)
     : proc_root_(std::move(proc_root)),
       sys_root_(std::move(sys_root)),
-      device_(ResolveStorageDevice(storage_directory, sys_root_)) {}
+      device_(ResolveStorageDevice(storage_directory, sys_root_)),
+      tcp_loss_(proc_root_) {}
 
 bool ParseCpuStatThrottledNs(std::string_view text, uint64_t* throttled_ns) {
   bool found = false;
@@ -332,6 +335,9 @@ NodeSample NodeMetricsSampler::Read(std::vector<std::string>* problems) const {
   sample.process_cpu_ns = ClockNs(CLOCK_PROCESS_CPUTIME_ID);
   sample.run_delay_ns = ProcessRunDelayNs(proc_root_);
   sample.cpu_throttled_ns = CpuThrottledNs();
+  tcp_loss_.Update();  // a process without /proc/self/fd (a test's fake root) counts none
+  sample.tcp_retransmitted = tcp_loss_.retransmitted();
+  sample.tcp_out_of_order = tcp_loss_.out_of_order();
   if (device_.state == shm::DiskState::kDevice) {
     path = proc_root_ + "/diskstats";
     if (!ReadWholeFile(path, &text)) {

@@ -85,6 +85,15 @@ TickRecord BuildTickRecord(const std::string& node, const shm::Snapshot& before,
       waiting.name_hash = name_hash;
       waiting.self_ms = double(waited_ns) / 1e6;
     }
+    uint64_t lost = Delta(before.node_metrics.tcp_retransmitted, after.node_metrics.tcp_retransmitted) +
+                    Delta(before.node_metrics.tcp_out_of_order, after.node_metrics.tcp_out_of_order);
+    if (lost > 0) {
+      uint64_t name_hash = shm::FunctionNameHash(kLostPacketsName);
+      FunctionTick& losing = by_hash[name_hash];
+      losing.name_hash = name_hash;
+      losing.calls = lost;
+      losing.self_ms = double(lost) * kLostPacketMs;
+    }
   }
   record.functions.reserve(by_hash.size());
   for (auto& [hash, tick] : by_hash) record.functions.push_back(tick);
@@ -103,6 +112,7 @@ std::vector<FunctionName> CollectFunctionNames(const shm::Snapshot& snapshot) {
   }
   for (const auto& sampled : snapshot.samples.functions) names.push_back({sampled.name_hash, sampled.name});
   names.push_back({shm::FunctionNameHash(kRunqueueWaitName), kRunqueueWaitName});
+  names.push_back({shm::FunctionNameHash(kLostPacketsName), kLostPacketsName});
   return names;
 }
 

@@ -70,6 +70,8 @@ void ReadNodeMetrics(const NodeMetricsRecord& record, NodeMetricsValues* out) {
     values.process_cpu_ns = record.process_cpu_ns.load(std::memory_order_relaxed);
     values.run_delay_ns = record.run_delay_ns.load(std::memory_order_relaxed);
     values.cpu_throttled_ns = record.cpu_throttled_ns.load(std::memory_order_relaxed);
+    values.tcp_retransmitted = record.tcp_retransmitted.load(std::memory_order_relaxed);
+    values.tcp_out_of_order = record.tcp_out_of_order.load(std::memory_order_relaxed);
     values.disk_reads_completed = record.disk_reads_completed.load(std::memory_order_relaxed);
     values.disk_writes_completed = record.disk_writes_completed.load(std::memory_order_relaxed);
     values.disk_sectors_read = record.disk_sectors_read.load(std::memory_order_relaxed);

@@ -19,6 +19,7 @@ struct SyntheticFunction {
   bool network_receive;
   bool idle = false;
   bool runqueue = false;
+  bool lost_packets = false;
 };
 
 constexpr SyntheticFunction kFunctions[] = {
@@ -37,6 +38,8 @@ constexpr SyntheticFunction kFunctions[] = {
     {"job_wait_for_work", "idle", 100, 1500, 0, false, false, true},
     {"storage_wait_for_operation", "idle", 100, 1500, 0, false, false, true},
     {analyzer::kRunqueueWaitName, "cpu", 0, 40, 0, false, false, false, true},
+    // The odd lost segment of a healthy network: 0.2 a second, 10 ms each.
+    {analyzer::kLostPacketsName, "network", 0.2, 2, 0, false, false, false, false, true},
 };
 
 }  // namespace
@@ -66,6 +69,10 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
           calls *= 0.7;
         }
         if (faulty && cluster.fault == SyntheticFault::kCpuStarved && function.runqueue) self_ms *= 8.0;
+        if (faulty && cluster.fault == SyntheticFault::kPacketLoss && function.lost_packets) {
+          calls *= 100.0;
+          self_ms *= 100.0;
+        }
         if (faulty && cluster.fault == SyntheticFault::kIdleSplit && function.idle) {
           self_ms *= &function == &kFunctions[std::size(kFunctions) - 1] ? 0.2 : 1.8;
         }

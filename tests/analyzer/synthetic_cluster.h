@@ -21,6 +21,7 @@ enum class SyntheticFault {
   kNetworkCount,  // receive calls return less data: many more of them, more kernel samples
   kIdleSplit,     // the waiting threads' time moves from one idle function to another
   kCpuStarved,    // the server's threads wait for a CPU 8x longer (a quota, a competing process)
+  kPacketLoss,    // the server's TCP connections lose 100x more packets (a bad link, a dropping switch port)
 };
 
 struct SyntheticCluster {

@@ -175,8 +175,20 @@ TEST(TestbedFaultTest, PacketLossRuleIsSetAndCleared) {
   EXPECT_NE(listing.find("numgen random mod 1000 < 50"), std::string::npos) << listing;
 
   // Traffic to that server crosses the rule and loses packets; the data still arrives (TCP resends).
-  CommandOutput load = cluster.Client({"ddw", "--size-mib", "24"});
+  // The load runs for several seconds: a connection's counts are read once a
+  // second while it is open (one opened and closed in between is missed).
+  CommandOutput load = cluster.Client({"ddw", "--size-mib", "64"});
   EXPECT_EQ(load.exit_status, 0) << load.output;
+  // The server's own segment sees its connections lose packets (the segments
+  // after a hole arrive out of order); a server behind no rule sees next to none.
+  usleep(1500 * 1000);  // one more node-metrics sample
+  shm::Snapshot lossy = cluster.Snapshot(0);
+  shm::Snapshot healthy = cluster.Snapshot(1);
+  ASSERT_TRUE(lossy.node_metrics.valid && healthy.node_metrics.valid);
+  uint64_t lost = lossy.node_metrics.tcp_out_of_order + lossy.node_metrics.tcp_retransmitted;
+  uint64_t healthy_lost = healthy.node_metrics.tcp_out_of_order + healthy.node_metrics.tcp_retransmitted;
+  EXPECT_GT(lost, 10u);
+  EXPECT_GT(lost, 5 * healthy_lost) << "healthy server: " << healthy_lost;
   CommandOutput cleared = cluster.Launcher({"clear", "--server", "0"});
   ASSERT_EQ(cleared.exit_status, 0) << cleared.output;
   std::smatch dropped;

@@ -175,6 +175,10 @@ std::string RenderNodeMetricsText(const shm::NodeMetricsValues& node) {
   fields.AddRow({"pages allocated", std::to_string(node.pages_allocated)});
   fields.AddRow({"heap bytes", std::to_string(node.heap_bytes)});
   fields.AddRow({"process CPU s", FormatFixed(double(node.process_cpu_ns) / 1e9, 3)});
+  fields.AddRow({"waited for a CPU s", FormatFixed(double(node.run_delay_ns) / 1e9, 3)});
+  fields.AddRow({"CPU-quota throttled s", FormatFixed(double(node.cpu_throttled_ns) / 1e9, 3)});
+  fields.AddRow({"TCP segments retransmitted", std::to_string(node.tcp_retransmitted)});
+  fields.AddRow({"TCP segments out of order", std::to_string(node.tcp_out_of_order)});
   fields.AddRow({"disk", DiskText(node)});
   if (node.disk_state == shm::DiskState::kDevice) {
     fields.AddRow({"disk reads completed", std::to_string(node.disk_reads_completed)});
@@ -266,6 +270,10 @@ void WriteNodeMetricsJson(JsonWriter* json, const shm::NodeMetricsValues& node) 
   json->Field("pages_allocated", node.pages_allocated);
   json->Field("heap_bytes", node.heap_bytes);
   json->Field("process_cpu_ns", node.process_cpu_ns);
+  json->Field("run_delay_ns", node.run_delay_ns);
+  json->Field("cpu_throttled_ns", node.cpu_throttled_ns);
+  json->Field("tcp_retransmitted", node.tcp_retransmitted);
+  json->Field("tcp_out_of_order", node.tcp_out_of_order);
   json->Key("disk");
   json->BeginObject();
   json->Field("state", DiskStateKey(node.disk_state));

@@ -30,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "limpwatch/analyzer/tcp_loss_counters.h"
 #include "limpwatch/shm/layout.h"
 
 namespace limpwatch::analyzer {
@@ -66,6 +67,8 @@ struct NodeSample {
   uint64_t process_cpu_ns = 0;
   uint64_t run_delay_ns = 0;      // summed over the process's threads
   uint64_t cpu_throttled_ns = 0;  // by a CPU quota, counted by the sampler since its first read
+  uint64_t tcp_retransmitted = 0;  // by the process's TCP connections, since the sampler's first read
+  uint64_t tcp_out_of_order = 0;
   bool disk_found = false;  // the device's diskstats line was read
   DiskCounters disk;
 };
@@ -119,6 +122,7 @@ class NodeMetricsSampler {
   std::string sys_root_;
   StorageDevice device_;
   mutable ThrottleTracker throttle_;
+  mutable TcpLossCounters tcp_loss_;
 };
 
 }  // namespace limpwatch::analyzer

@@ -69,6 +69,16 @@ struct TickRecord {
 // stands out from its peers with "cpu" as its resource.
 inline constexpr const char* kRunqueueWaitName = "[waiting for a CPU]";
 
+// Likewise for the network: the segments the server's TCP connections
+// retransmitted or received out of order (analyzer/tcp_loss_counters.h),
+// each counted as kLostPacketMs of self time. A lost segment stalls its
+// connection for between a round trip (fast retransmit) and the 200 ms
+// minimum retransmission timeout; 10 ms keeps the odd loss of a healthy
+// network below any trained threshold while a lossy link's hundreds per
+// second dominate its server's profile, with "network" as its resource.
+inline constexpr const char* kLostPacketsName = "[lost packets]";
+inline constexpr double kLostPacketMs = 10.0;
+
 // Names of function hashes, so that root causes can be printed.
 struct FunctionName {
   uint64_t name_hash = 0;

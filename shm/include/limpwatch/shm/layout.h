@@ -65,11 +65,12 @@ namespace limpwatch::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x544e454d47455357ull;  // "WSEGMENT" little-endian
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 4;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
+inline constexpr uint16_t kVersionMinor = 5;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
                                               // 2: IoBlock socket_reads + untimed_calls, NodeMetricsRecord disk_*
                                               // 3: ProcessCounters selections_applied, selection_errors,
                                               //    functions_unselected
                                               // 4: NodeMetricsRecord run_delay_ns, cpu_throttled_ns
+                                              // 5: NodeMetricsRecord tcp_retransmitted, tcp_out_of_order
 inline constexpr uint16_t kEndianMark = 0x0102;
 inline constexpr uint32_t kHeaderSize = 4096;
 
@@ -268,7 +269,10 @@ struct RetiredTotalsHeader {
 // run_delay_ns the time this process's threads waited for a CPU while
 // runnable (the sum of /proc/self/task/*/schedstat's second field),
 // cpu_throttled_ns the time a CPU quota held this process's cgroup back
-// (cpu.stat), counted from the first sample and across moves between cgroups.
+// (cpu.stat), counted from the first sample and across moves between cgroups,
+// tcp_retransmitted and tcp_out_of_order the segments this process's TCP
+// connections retransmitted and received out of order (TCP_INFO), counted
+// from the first sample (analyzer/tcp_loss_counters.h).
 struct NodeMetricsRecord {
   std::atomic<uint64_t> sequence;
   std::atomic<uint64_t> timestamp_ns;  // CLOCK_REALTIME of the sample
@@ -294,7 +298,9 @@ struct NodeMetricsRecord {
   std::atomic<uint64_t> disk_name[4];  // device name, NUL-padded bytes in little-endian words ("vda1")
   std::atomic<uint64_t> run_delay_ns;      // since 1.4
   std::atomic<uint64_t> cpu_throttled_ns;  // since 1.4
-  std::atomic<uint64_t> reserved[41];
+  std::atomic<uint64_t> tcp_retransmitted;  // since 1.5
+  std::atomic<uint64_t> tcp_out_of_order;   // since 1.5
+  std::atomic<uint64_t> reserved[39];
 };
 
 // NodeMetricsRecord::disk_state. Only kDevice has disk_* counters.

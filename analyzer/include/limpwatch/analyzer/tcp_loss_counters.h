@@ -1,0 +1,53 @@
+// Lost packets on this process's TCP connections, from the kernel's own
+// per-connection counters (getsockopt TCP_INFO): the segments it
+// retransmitted (a packet it sent was lost, or its acknowledgement was) and
+// the segments that arrived out of order (a packet sent to it was lost, and
+// later ones came first). Both are near zero on a healthy network, on
+// loopback too, and are this server's own: host-wide counters (/proc/net/snmp)
+// cannot tell which of several servers on one host is losing packets.
+//
+// The counters are per socket and vanish with it, so each Update() walks
+// /proc/self/fd, reads every TCP socket and adds what each counted since the
+// previous walk (all of it for a socket new since then). A connection opened
+// and closed between two walks is missed.
+#ifndef LIMPWATCH_ANALYZER_TCP_LOSS_COUNTERS_H_
+#define LIMPWATCH_ANALYZER_TCP_LOSS_COUNTERS_H_
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+namespace limpwatch::analyzer {
+
+struct TcpSocketCounts {
+  uint64_t retransmitted = 0;  // tcpi_total_retrans
+  uint64_t out_of_order = 0;   // tcpi_rcv_ooopack (0 before Linux 5.4)
+};
+
+class TcpLossCounters {
+ public:
+  // `proc_root`: "/proc" except in tests.
+  explicit TcpLossCounters(std::string proc_root = "/proc") : proc_root_(std::move(proc_root)) {}
+
+  // Walks the process's descriptors now. Returns false when the descriptor
+  // directory cannot be read (the totals stay as they were).
+  bool Update();
+
+  // Totals since the first Update(), never decreasing.
+  uint64_t retransmitted() const { return totals_.retransmitted; }
+  uint64_t out_of_order() const { return totals_.out_of_order; }
+  // TCP sockets seen by the last Update().
+  size_t sockets() const { return last_.size(); }
+
+ private:
+  std::string proc_root_;
+  std::unordered_map<uint64_t, TcpSocketCounts> last_;  // by socket inode
+  TcpSocketCounts totals_;
+};
+
+// The counts of one descriptor, when it is a TCP socket.
+bool ReadTcpSocketCounts(int fd, TcpSocketCounts* counts);
+
+}  // namespace limpwatch::analyzer
+
+#endif  // LIMPWATCH_ANALYZER_TCP_LOSS_COUNTERS_H_

@@ -1,0 +1,71 @@
+#include "limpwatch/analyzer/tcp_loss_counters.h"
+
+#include <dirent.h>
+#include <linux/tcp.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+
+namespace limpwatch::analyzer {
+namespace {
+
+// The socket inode of a /proc/<pid>/fd link ("socket:[12345]"), or 0.
+uint64_t SocketInode(const std::string& link_path) {
+  char target[64];
+  ssize_t length = readlink(link_path.c_str(), target, sizeof target - 1);
+  if (length <= 0) return 0;
+  target[length] = '\0';
+  constexpr char kPrefix[] = "socket:[";
+  if (std::strncmp(target, kPrefix, sizeof kPrefix - 1) != 0) return 0;
+  return std::strtoull(target + sizeof kPrefix - 1, nullptr, 10);
+}
+
+uint64_t Added(uint64_t before, uint64_t now) { return now >= before ? now - before : now; }
+
+}  // namespace
+
+bool ReadTcpSocketCounts(int fd, TcpSocketCounts* counts) {
+  tcp_info info{};
+  socklen_t length = sizeof info;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return false;
+  if (length < offsetof(tcp_info, tcpi_total_retrans) + sizeof info.tcpi_total_retrans) return false;
+  counts->retransmitted = info.tcpi_total_retrans;
+  counts->out_of_order = 0;
+  if (length >= offsetof(tcp_info, tcpi_rcv_ooopack) + sizeof info.tcpi_rcv_ooopack) {
+    counts->out_of_order = info.tcpi_rcv_ooopack;
+  }
+  return true;
+}
+
+bool TcpLossCounters::Update() {
+  std::string directory = proc_root_ + "/self/fd";
+  DIR* descriptors = opendir(directory.c_str());
+  if (descriptors == nullptr) return false;
+  int own = dirfd(descriptors);
+  std::unordered_map<uint64_t, TcpSocketCounts> now;
+  while (dirent* entry = readdir(descriptors)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    int fd = std::atoi(entry->d_name);
+    if (fd == own) continue;
+    uint64_t inode = SocketInode(directory + "/" + entry->d_name);
+    TcpSocketCounts counts;
+    // The inode names the socket the descriptor held when it was listed; if
+    // the program closed and reused the number since, the counts are the
+    // new socket's, filed under the old one's inode: one walk's error at most.
+    if (inode == 0 || !ReadTcpSocketCounts(fd, &counts)) continue;
+    auto previous = last_.find(inode);
+    TcpSocketCounts before = previous == last_.end() ? TcpSocketCounts{} : previous->second;
+    totals_.retransmitted += Added(before.retransmitted, counts.retransmitted);
+    totals_.out_of_order += Added(before.out_of_order, counts.out_of_order);
+    now[inode] = counts;
+  }
+  closedir(descriptors);
+  last_ = std::move(now);
+  return true;
+}
+
+}  // namespace limpwatch::analyzer

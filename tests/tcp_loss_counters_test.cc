@@ -1,0 +1,89 @@
+// The per-connection TCP loss counters of analyzer/tcp_loss_counters.h, on
+// real loopback sockets of this process. (That a lossy link's server counts
+// lost packets, and a healthy one next to none, is checked on the test-bed
+// with nftables dropping packets: testbed_fault_test.)
+#include "limpwatch/analyzer/tcp_loss_counters.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace limpwatch::analyzer {
+namespace {
+
+// A listening socket and a connected pair on 127.0.0.1.
+struct LoopbackConnection {
+  int listener = -1;
+  int client = -1;
+  int server = -1;
+  LoopbackConnection() {
+    listener = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || listen(listener, 1) != 0 ||
+        getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      return;
+    }
+    client = socket(AF_INET, SOCK_STREAM, 0);
+    if (connect(client, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) return;
+    server = accept(listener, nullptr, nullptr);
+  }
+  ~LoopbackConnection() {
+    for (int fd : {listener, client, server}) {
+      if (fd >= 0) close(fd);
+    }
+  }
+};
+
+TEST(TcpLossCountersTest, OnlyTcpSocketsHaveCounts) {
+  LoopbackConnection connection;
+  ASSERT_GE(connection.server, 0);
+  TcpSocketCounts counts;
+  EXPECT_TRUE(ReadTcpSocketCounts(connection.client, &counts));
+  EXPECT_TRUE(ReadTcpSocketCounts(connection.listener, &counts));
+  int udp = socket(AF_INET, SOCK_DGRAM, 0);
+  int pipe_ends[2];
+  ASSERT_EQ(pipe(pipe_ends), 0);
+  EXPECT_FALSE(ReadTcpSocketCounts(udp, &counts));
+  EXPECT_FALSE(ReadTcpSocketCounts(pipe_ends[0], &counts));
+  EXPECT_FALSE(ReadTcpSocketCounts(-1, &counts));
+  close(udp);
+  close(pipe_ends[0]);
+  close(pipe_ends[1]);
+}
+
+TEST(TcpLossCountersTest, EveryTcpSocketOfTheProcessIsWalkedAndTotalsNeverFall) {
+  TcpLossCounters counters;
+  ASSERT_TRUE(counters.Update());
+  size_t before = counters.sockets();
+  uint64_t retransmitted = 0;
+  uint64_t out_of_order = 0;
+  {
+    LoopbackConnection connection;
+    ASSERT_GE(connection.server, 0);
+    char block[65536] = {};
+    ASSERT_EQ(write(connection.client, block, sizeof block), ssize_t(sizeof block));
+    ASSERT_TRUE(counters.Update());
+    EXPECT_EQ(counters.sockets(), before + 3);  // the listener and both ends
+    retransmitted = counters.retransmitted();
+    out_of_order = counters.out_of_order();
+  }
+  ASSERT_TRUE(counters.Update());
+  EXPECT_EQ(counters.sockets(), before);
+  EXPECT_GE(counters.retransmitted(), retransmitted);  // closed sockets keep what they counted
+  EXPECT_GE(counters.out_of_order(), out_of_order);
+}
+
+TEST(TcpLossCountersTest, AnUnreadableDescriptorDirectoryIsReported) {
+  TcpLossCounters counters("/nonexistent-proc");
+  EXPECT_FALSE(counters.Update());
+  EXPECT_EQ(counters.sockets(), 0u);
+  EXPECT_EQ(counters.retransmitted(), 0u);
+}
+
+}  // namespace
+}  // namespace limpwatch::analyzer

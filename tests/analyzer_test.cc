@@ -181,6 +181,25 @@ TEST(PeerComparisonTest, AServerWhoseThreadsWaitForACpuIsIndictedOnCpu) {
   EXPECT_EQ(first.top_functions.front().name, kRunqueueWaitName);
 }
 
+// The network functions' call counts are what stand out most, but the
+// server's own wait for a CPU names the resource.
+TEST(PeerComparisonTest, AServerSharingItsCpuIsIndictedOnCpuThoughItsNetworkCallsStandOut) {
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kCpuShared;
+  cluster.faulty_server = 2;
+  ReplayResult result = Replay(cluster);
+  ASSERT_FALSE(result.alarms.empty());
+  for (const Alarm& alarm : result.alarms) {
+    EXPECT_EQ(alarm.server, ServerName(2)) << AlarmToLogLine(alarm);
+    EXPECT_EQ(alarm.resource, shm::Resource::kCpu) << AlarmToLogLine(alarm);
+  }
+  // Without the wait, the same call counts indict it on the network.
+  cluster.fault = SyntheticFault::kNetworkCount;
+  ReplayResult network = Replay(cluster);
+  ASSERT_FALSE(network.alarms.empty());
+  EXPECT_EQ(network.alarms.front().resource, shm::Resource::kNetwork) << AlarmToLogLine(network.alarms.front());
+}
+
 TEST(PeerComparisonTest, AServerWhoseConnectionsLosePacketsIsIndictedOnNetwork) {
   SyntheticCluster cluster;
   cluster.fault = SyntheticFault::kPacketLoss;

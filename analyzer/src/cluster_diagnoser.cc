@@ -7,6 +7,8 @@
 
 #include "limpwatch/analyzer/peer_distances.h"
 #include "limpwatch/analyzer/statistics.h"
+#include "limpwatch/analyzer/tick_record.h"
+#include "limpwatch/shm/name_hash.h"
 
 namespace limpwatch::analyzer {
 namespace {
@@ -303,6 +305,53 @@ std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_
   return alarms;
 }
 
+namespace {
+
+// A feature's self time (ms) in one summary, 0 when absent.
+double TimeOf(const PeerSummary& summary, uint32_t key) {
+  for (const auto& metric : summary.metrics) {
+    if (metric.metric != Metric::kTime) continue;
+    for (const Feature& feature : metric.features) {
+      if (feature.key == key) return feature.value;
+    }
+  }
+  return 0;
+}
+
+// limpwatch's own measurements of waiting for a resource (tick_record.h):
+// the resource of the one whose value on `server` is at least kFactor times
+// its peers' median and above kFloorMs, or kUnknown.
+shm::Resource DirectlyMeasuredShortage(const std::string& server, const std::vector<const PeerSummary*>& summaries) {
+  constexpr double kFactor = 3.0;
+  constexpr double kFloorMs = 100.0;
+  const std::pair<const char*, shm::Resource> measured[] = {{kRunqueueWaitName, shm::Resource::kCpu},
+                                                            {kLostPacketsName, shm::Resource::kNetwork}};
+  shm::Resource found = shm::Resource::kUnknown;
+  double strongest = 0;
+  for (const auto& [name, resource] : measured) {
+    uint32_t key = FoldNameHash(shm::FunctionNameHash(name));
+    double own = 0;
+    std::vector<double> peers;
+    for (const PeerSummary* summary : summaries) {
+      if (summary->node == server) {
+        own = TimeOf(*summary, key);
+      } else {
+        peers.push_back(TimeOf(*summary, key));
+      }
+    }
+    if (peers.empty()) continue;
+    double reference = std::max(Median(peers), kFloorMs / kFactor);
+    double ratio = own / reference;
+    if (own >= kFloorMs && ratio >= kFactor && ratio > strongest) {
+      strongest = ratio;
+      found = resource;
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
 Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state,
                                    const std::vector<ComparedMetric>& fired, uint64_t window, uint64_t now_unix_ms,
                                    const std::vector<const PeerSummary*>& summaries) {
@@ -355,6 +404,15 @@ Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state
     alarm.top_functions.push_back(std::move(function));
   }
 
+  // 0. The server's threads waited for a CPU, or its connections lost
+  //    packets, far more than its peers': that is the shortage, whatever
+  //    functions it then spent its time in (a server sharing its CPU with
+  //    spinners reads its sockets in smaller pieces, so a network function's
+  //    call count is what fires).
+  if (shm::Resource measured = DirectlyMeasuredShortage(server, summaries); measured != shm::Resource::kUnknown) {
+    alarm.resource = measured;
+    return alarm;
+  }
   // 1. The functions most affected, where the manifest knows them.
   int best = 0;
   for (int resource = 1; resource < 6; ++resource) {

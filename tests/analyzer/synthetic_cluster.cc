@@ -76,7 +76,9 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
         if (faulty && cluster.fault == SyntheticFault::kIdleSplit && function.idle) {
           self_ms *= &function == &kFunctions[std::size(kFunctions) - 1] ? 0.2 : 1.8;
         }
-        if (faulty && cluster.fault == SyntheticFault::kNetworkCount && function.network_receive) {
+        if (faulty && cluster.fault == SyntheticFault::kCpuShared && function.runqueue) self_ms *= 8.0;
+        if (faulty && (cluster.fault == SyntheticFault::kNetworkCount || cluster.fault == SyntheticFault::kCpuShared) &&
+            function.network_receive) {
           calls *= 4.0;
           samples *= 5.0;
         }

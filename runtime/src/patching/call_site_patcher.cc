@@ -195,6 +195,22 @@ std::vector<uint64_t> AdoptNewSites(CallSitePatcher& patcher) {
   return adopted;
 }
 
+// Drops the sites whose object was unloaded (dlclose) since they were
+// learned, or whose bytes are no longer what limpwatch left there (another
+// object mapped at the same place): writing there would corrupt it.
+void ForgetUnloadedSites(CallSitePatcher& patcher) {
+  Ranges code;
+  for (const LoadedObject& object : ProgramObjects()) {
+    code.insert(code.end(), object.code_ranges.begin(), object.code_ranges.end());
+  }
+  std::erase_if(patcher.sites, [&](const auto& entry) {
+    const auto& [address, site] = entry;
+    if (!Inside(code, address, kSledSize)) return true;
+    const SledBytes& expected = site.nopped ? site.off : site.original;
+    return std::memcmp(reinterpret_cast<const void*>(address), expected.data(), kSledSize) != 0;
+  });
+}
+
 // Whether the int3 protocol may run now; logs why not, once per reason.
 bool MayRewriteWhileOthersRun(CallSitePatcher& patcher) {
   std::string refusal;
@@ -238,6 +254,7 @@ void PassLocked(CallSitePatcher& patcher, bool every_site) {
     changed.push_back(&site);
   };
   if (every_site) {
+    ForgetUnloadedSites(patcher);
     for (auto& [address, site] : patcher.sites) decide(address, site);
   } else {
     for (uint64_t address : adopted) decide(address, patcher.sites.at(address));

@@ -19,6 +19,11 @@
 // SYNC_CORE, limpwatch's SIGTRAP handler and no program thread blocking
 // SIGTRAP (otherwise retried, one log line says why). A thread that meets
 // the int3 skips the call: that one call goes untraced.
+//
+// Objects loaded later (dlopen) are covered like the others, since sites are
+// learned as they run; before the selection is applied again, the sites of
+// objects unloaded since (dlclose), or whose bytes changed under us, are
+// forgotten rather than written.
 #ifndef LIMPWATCH_RUNTIME_SRC_PATCHING_CALL_SITE_PATCHER_H_
 #define LIMPWATCH_RUNTIME_SRC_PATCHING_CALL_SITE_PATCHER_H_
 

@@ -319,15 +319,16 @@ double TimeOf(const PeerSummary& summary, uint32_t key) {
 }
 
 // limpwatch's own measurements of waiting for a resource (tick_record.h):
-// the resource of the one whose value on `server` is at least kFactor times
-// its peers' median and above kFloorMs, or kUnknown.
+// the resource of the first whose value on `server` is at least kFactor
+// times its peers' median and above kFloorMs, or kUnknown. The CPU comes
+// first: a server starved of CPU drains its sockets late, overflows their
+// receive queues and so loses packets itself (seen on the test-bed), while
+// a lossy link never makes a server wait for a CPU.
 shm::Resource DirectlyMeasuredShortage(const std::string& server, const std::vector<const PeerSummary*>& summaries) {
   constexpr double kFactor = 3.0;
   constexpr double kFloorMs = 100.0;
   const std::pair<const char*, shm::Resource> measured[] = {{kRunqueueWaitName, shm::Resource::kCpu},
                                                             {kLostPacketsName, shm::Resource::kNetwork}};
-  shm::Resource found = shm::Resource::kUnknown;
-  double strongest = 0;
   for (const auto& [name, resource] : measured) {
     uint32_t key = FoldNameHash(shm::FunctionNameHash(name));
     double own = 0;
@@ -341,13 +342,9 @@ shm::Resource DirectlyMeasuredShortage(const std::string& server, const std::vec
     }
     if (peers.empty()) continue;
     double reference = std::max(Median(peers), kFloorMs / kFactor);
-    double ratio = own / reference;
-    if (own >= kFloorMs && ratio >= kFactor && ratio > strongest) {
-      strongest = ratio;
-      found = resource;
-    }
+    if (own >= kFloorMs && own >= kFactor * reference) return resource;
   }
-  return found;
+  return shm::Resource::kUnknown;
 }
 
 }  // namespace

@@ -69,7 +69,8 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
           calls *= 0.7;
         }
         if (faulty && cluster.fault == SyntheticFault::kCpuStarved && function.runqueue) self_ms *= 8.0;
-        if (faulty && cluster.fault == SyntheticFault::kPacketLoss && function.lost_packets) {
+        if (faulty && (cluster.fault == SyntheticFault::kPacketLoss || cluster.fault == SyntheticFault::kCpuShared) &&
+            function.lost_packets) {
           calls *= 100.0;
           self_ms *= 100.0;
         }

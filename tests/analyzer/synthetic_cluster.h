@@ -22,8 +22,9 @@ enum class SyntheticFault {
   kIdleSplit,     // the waiting threads' time moves from one idle function to another
   kCpuStarved,    // the server's threads wait for a CPU 8x longer (a quota, a competing process)
   kPacketLoss,    // the server's TCP connections lose 100x more packets (a bad link, a dropping switch port)
-  kCpuShared,     // spinners share the server's CPU: its threads wait 8x longer for it, and its
-                  // receive calls return less data each, so there are many more of them
+  kCpuShared,     // spinners share the server's CPU: its threads wait 8x longer for it, its
+                  // receive calls return less data each, so there are many more of them, and
+                  // its late-drained sockets drop packets (100x more lost)
 };
 
 struct SyntheticCluster {

@@ -35,8 +35,9 @@ struct Options {
   std::string out;
   int servers = 4;
   std::vector<std::string> workloads{"ddw", "ddr", "iozonew", "iozoner", "postmark"};
-  std::vector<std::string> faults{"disk-busy", "disk-hog",     "cpu-quota", "cpu-hog",   "memory-hog", "packet-loss",
-                                  "network-delay", "crash",    "hang",      "emfile",    "enospc"};
+  std::vector<std::string> faults{"disk-busy",     "disk-hog",     "cpu-quota", "cpu-hog", "memory-hog",
+                                  "receive-pktloss", "send-pktloss", "network-delay", "crash",   "hang",
+                                  "emfile",        "enospc"};
   int reps = 1;
   int fault_free_s = 15, faulty_s = 20, recovery_s = 15;
   int train_s = 20;
@@ -75,11 +76,21 @@ std::string ExpectedResource(const std::string& fault) {
   if (fault.rfind("disk", 0) == 0) return "disk";
   if (fault.rfind("cpu", 0) == 0) return "cpu";
   if (fault == "memory-hog") return "memory";
-  if (fault == "packet-loss" || fault == "network-delay" || fault.find("network-hog") != std::string::npos) {
+  if (fault.find("pktloss") != std::string::npos || fault == "packet-loss" || fault == "network-delay" ||
+      fault.find("network-hog") != std::string::npos) {
     return "network";
   }
   if (fault == "crash" || fault == "hang") return "process";
   return "";  // propagated errors: any resource will do
+}
+
+// The launcher's fault and its flags for a class of the matrix. Seed 000's
+// two packet-loss classes are the launcher's packet-loss in one direction:
+// receive-pktloss drops what the server receives, send-pktloss what it sends.
+std::vector<std::string> LauncherFault(const std::string& fault) {
+  if (fault == "receive-pktloss") return {"packet-loss", "--direction", "receive"};
+  if (fault == "send-pktloss") return {"packet-loss", "--direction", "send"};
+  return {fault};
 }
 
 std::vector<std::string> ListFiles(const std::string& directory, const std::string& suffix) {
@@ -206,14 +217,18 @@ bool Evaluation::RunExperiment(Experiment* experiment, int number) {
   if (ok && experiment->fault != "none") {
     std::string index = experiment->faulty_server.substr(6);  // "server<i>"
     experiment->fault_start_ms = NowMs();
-    CommandOutput injected = RunCommand(
-        {LIMPWATCH_TESTBED_PATH, "inject", experiment->fault, "--dir", directory + "/cluster", "--server", index});
+    std::vector<std::string> inject{LIMPWATCH_TESTBED_PATH, "inject"};
+    for (const std::string& part : LauncherFault(experiment->fault)) inject.push_back(part);
+    for (const std::string& part : {std::string("--dir"), directory + "/cluster", std::string("--server"), index}) {
+      inject.push_back(part);
+    }
+    CommandOutput injected = RunCommand(inject);
     std::ofstream(directory + "/inject.log") << injected.output;
     if (injected.status != 0) std::fprintf(stderr, "inject %s failed: %s\n", experiment->fault.c_str(), injected.output.c_str());
     ok = SleepSeconds(options_.faulty_s);
     experiment->fault_end_ms = NowMs();
-    CommandOutput cleared = RunCommand(
-        {LIMPWATCH_TESTBED_PATH, "clear", experiment->fault, "--dir", directory + "/cluster", "--server", index});
+    CommandOutput cleared = RunCommand({LIMPWATCH_TESTBED_PATH, "clear", LauncherFault(experiment->fault).front(),
+                                        "--dir", directory + "/cluster", "--server", index});
     std::ofstream(directory + "/clear.log") << cleared.output;
   } else if (ok) {
     ok = SleepSeconds(options_.faulty_s);

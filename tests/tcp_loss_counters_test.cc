@@ -44,6 +44,7 @@ TEST(TcpLossCountersTest, OnlyTcpSocketsHaveCounts) {
   ASSERT_GE(connection.server, 0);
   TcpSocketCounts counts;
   EXPECT_TRUE(ReadTcpSocketCounts(connection.client, &counts));
+  EXPECT_GT(counts.timeout_us, 0u);  // a connection always has a retransmission timer
   EXPECT_TRUE(ReadTcpSocketCounts(connection.listener, &counts));
   int udp = socket(AF_INET, SOCK_DGRAM, 0);
   int pipe_ends[2];

@@ -234,6 +234,7 @@ void PublishNodeSample(const NodeSample& sample, const StorageDevice& device, sh
   record->cpu_throttled_ns.store(sample.cpu_throttled_ns, std::memory_order_relaxed);
   record->tcp_retransmitted.store(sample.tcp_retransmitted, std::memory_order_relaxed);
   record->tcp_out_of_order.store(sample.tcp_out_of_order, std::memory_order_relaxed);
+  record->tcp_retransmit_timeout_us.store(sample.tcp_retransmit_timeout_us, std::memory_order_relaxed);
   record->disk_reads_completed.store(disk.reads_completed, std::memory_order_relaxed);
   record->disk_writes_completed.store(disk.writes_completed, std::memory_order_relaxed);
   record->disk_sectors_read.store(disk.sectors_read, std::memory_order_relaxed);
@@ -338,6 +339,7 @@ NodeSample NodeMetricsSampler::Read(std::vector<std::string>* problems) const {
   tcp_loss_.Update();  // a process without /proc/self/fd (a test's fake root) counts none
   sample.tcp_retransmitted = tcp_loss_.retransmitted();
   sample.tcp_out_of_order = tcp_loss_.out_of_order();
+  sample.tcp_retransmit_timeout_us = tcp_loss_.retransmit_timeout_us();
   if (device_.state == shm::DiskState::kDevice) {
     path = proc_root_ + "/diskstats";
     if (!ReadWholeFile(path, &text)) {

@@ -34,6 +34,7 @@ bool ReadTcpSocketCounts(int fd, TcpSocketCounts* counts) {
   if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return false;
   if (length < offsetof(tcp_info, tcpi_total_retrans) + sizeof info.tcpi_total_retrans) return false;
   counts->retransmitted = info.tcpi_total_retrans;
+  counts->timeout_us = info.tcpi_rto;
   counts->out_of_order = 0;
   if (length >= offsetof(tcp_info, tcpi_rcv_ooopack) + sizeof info.tcpi_rcv_ooopack) {
     counts->out_of_order = info.tcpi_rcv_ooopack;
@@ -59,7 +60,9 @@ bool TcpLossCounters::Update() {
     if (inode == 0 || !ReadTcpSocketCounts(fd, &counts)) continue;
     auto previous = last_.find(inode);
     TcpSocketCounts before = previous == last_.end() ? TcpSocketCounts{} : previous->second;
-    totals_.retransmitted += Added(before.retransmitted, counts.retransmitted);
+    uint64_t retransmitted = Added(before.retransmitted, counts.retransmitted);
+    totals_.retransmitted += retransmitted;
+    retransmit_timeout_us_ += retransmitted * counts.timeout_us;
     totals_.out_of_order += Added(before.out_of_order, counts.out_of_order);
     now[inode] = counts;
   }

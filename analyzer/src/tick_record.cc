@@ -85,14 +85,16 @@ TickRecord BuildTickRecord(const std::string& node, const shm::Snapshot& before,
       waiting.name_hash = name_hash;
       waiting.self_ms = double(waited_ns) / 1e6;
     }
-    uint64_t lost = Delta(before.node_metrics.tcp_retransmitted, after.node_metrics.tcp_retransmitted) +
-                    Delta(before.node_metrics.tcp_out_of_order, after.node_metrics.tcp_out_of_order);
-    if (lost > 0) {
+    uint64_t out_of_order = Delta(before.node_metrics.tcp_out_of_order, after.node_metrics.tcp_out_of_order);
+    uint64_t retransmitted = Delta(before.node_metrics.tcp_retransmitted, after.node_metrics.tcp_retransmitted);
+    uint64_t timeout_us =
+        Delta(before.node_metrics.tcp_retransmit_timeout_us, after.node_metrics.tcp_retransmit_timeout_us);
+    if (out_of_order + retransmitted > 0) {
       uint64_t name_hash = shm::FunctionNameHash(kLostPacketsName);
       FunctionTick& losing = by_hash[name_hash];
       losing.name_hash = name_hash;
-      losing.calls = lost;
-      losing.self_ms = double(lost) * kLostPacketMs;
+      losing.calls = out_of_order + retransmitted;
+      losing.self_ms = double(out_of_order) * kLostPacketMs + double(timeout_us) / 1e3;
     }
   }
   record.functions.reserve(by_hash.size());

@@ -69,6 +69,7 @@ struct NodeSample {
   uint64_t cpu_throttled_ns = 0;  // by a CPU quota, counted by the sampler since its first read
   uint64_t tcp_retransmitted = 0;  // by the process's TCP connections, since the sampler's first read
   uint64_t tcp_out_of_order = 0;
+  uint64_t tcp_retransmit_timeout_us = 0;  // each retransmission weighted by its connection's timeout
   bool disk_found = false;  // the device's diskstats line was read
   DiskCounters disk;
 };

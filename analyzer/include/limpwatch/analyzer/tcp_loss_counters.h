@@ -22,6 +22,7 @@ namespace limpwatch::analyzer {
 struct TcpSocketCounts {
   uint64_t retransmitted = 0;  // tcpi_total_retrans
   uint64_t out_of_order = 0;   // tcpi_rcv_ooopack (0 before Linux 5.4)
+  uint64_t timeout_us = 0;     // tcpi_rto: what a retransmission by timeout waits now
 };
 
 class TcpLossCounters {
@@ -36,6 +37,10 @@ class TcpLossCounters {
   // Totals since the first Update(), never decreasing.
   uint64_t retransmitted() const { return totals_.retransmitted; }
   uint64_t out_of_order() const { return totals_.out_of_order; }
+  // Each retransmission weighted by its connection's retransmission timeout
+  // when it was counted: how long the connection would have stalled had
+  // every one waited for its timer (fast retransmits wait less).
+  uint64_t retransmit_timeout_us() const { return retransmit_timeout_us_; }
   // TCP sockets seen by the last Update().
   size_t sockets() const { return last_.size(); }
 
@@ -43,6 +48,7 @@ class TcpLossCounters {
   std::string proc_root_;
   std::unordered_map<uint64_t, TcpSocketCounts> last_;  // by socket inode
   TcpSocketCounts totals_;
+  uint64_t retransmit_timeout_us_ = 0;
 };
 
 // The counts of one descriptor, when it is a TCP socket.

@@ -70,12 +70,14 @@ struct TickRecord {
 inline constexpr const char* kRunqueueWaitName = "[waiting for a CPU]";
 
 // Likewise for the network: the segments the server's TCP connections
-// retransmitted or received out of order (analyzer/tcp_loss_counters.h),
-// each counted as kLostPacketMs of self time. A lost segment stalls its
-// connection for between a round trip (fast retransmit) and the 200 ms
-// minimum retransmission timeout; 10 ms keeps the odd loss of a healthy
-// network below any trained threshold while a lossy link's hundreds per
-// second dominate its server's profile, with "network" as its resource.
+// retransmitted or received out of order (analyzer/tcp_loss_counters.h).
+// A retransmission counts as its connection's retransmission timeout (200 ms
+// or more): the server's own sends stalled, and a timeout is what a lost
+// last segment of a reply (or a lost acknowledgement of it) costs. A segment
+// received out of order counts kLostPacketMs: the peer's fast retransmit
+// usually fills the hole within a round trip, and a lossy link's hundreds
+// per second still dominate the server's profile. Either way the feature
+// stands for the network.
 inline constexpr const char* kLostPacketsName = "[lost packets]";
 inline constexpr double kLostPacketMs = 10.0;
 

@@ -70,7 +70,8 @@ inline constexpr uint16_t kVersionMinor = 5;  // 1: SampleTableHeader node_sampl
                                               // 3: ProcessCounters selections_applied, selection_errors,
                                               //    functions_unselected
                                               // 4: NodeMetricsRecord run_delay_ns, cpu_throttled_ns
-                                              // 5: NodeMetricsRecord tcp_retransmitted, tcp_out_of_order
+                                              // 5: NodeMetricsRecord tcp_retransmitted, tcp_out_of_order,
+                                              //    tcp_retransmit_timeout_us
 inline constexpr uint16_t kEndianMark = 0x0102;
 inline constexpr uint32_t kHeaderSize = 4096;
 
@@ -272,7 +273,9 @@ struct RetiredTotalsHeader {
 // (cpu.stat), counted from the first sample and across moves between cgroups,
 // tcp_retransmitted and tcp_out_of_order the segments this process's TCP
 // connections retransmitted and received out of order (TCP_INFO), counted
-// from the first sample (analyzer/tcp_loss_counters.h).
+// from the first sample, tcp_retransmit_timeout_us each retransmission
+// weighted by its connection's retransmission timeout at the time
+// (analyzer/tcp_loss_counters.h).
 struct NodeMetricsRecord {
   std::atomic<uint64_t> sequence;
   std::atomic<uint64_t> timestamp_ns;  // CLOCK_REALTIME of the sample
@@ -300,7 +303,8 @@ struct NodeMetricsRecord {
   std::atomic<uint64_t> cpu_throttled_ns;  // since 1.4
   std::atomic<uint64_t> tcp_retransmitted;  // since 1.5
   std::atomic<uint64_t> tcp_out_of_order;   // since 1.5
-  std::atomic<uint64_t> reserved[39];
+  std::atomic<uint64_t> tcp_retransmit_timeout_us;  // since 1.5
+  std::atomic<uint64_t> reserved[38];
 };
 
 // NodeMetricsRecord::disk_state. Only kDevice has disk_* counters.

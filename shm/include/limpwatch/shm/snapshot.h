@@ -117,6 +117,7 @@ struct NodeMetricsValues {
   uint64_t cpu_throttled_ns = 0;  // 0 in segments before 1.4
   uint64_t tcp_retransmitted = 0;  // 0 in segments before 1.5
   uint64_t tcp_out_of_order = 0;   // 0 in segments before 1.5
+  uint64_t tcp_retransmit_timeout_us = 0;
   uint64_t disk_reads_completed = 0;
   uint64_t disk_writes_completed = 0;
   uint64_t disk_sectors_read = 0;

@@ -169,13 +169,8 @@ void StartSelection() {
 // After the runtime's own start-up (priority 101), before the program's
 // constructors: their calls are decided by the manifest too.
 [[gnu::constructor(102)]] void StartSelectionAtLoad() {
-  ThreadState& thread = t_thread;
-  uint32_t saved_guard = thread.in_hook;
-  thread.in_hook = 1;
-  int saved_errno = errno;
+  OwnWorkSection own_work;
   StartSelection();
-  errno = saved_errno;
-  thread.in_hook = saved_guard;
 }
 
 }  // namespace limpwatch::runtime

@@ -8,6 +8,7 @@
 #define LIMPWATCH_RUNTIME_SRC_THREAD_STATE_H_
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 
 #include "limpwatch/shm/layout.h"
@@ -40,6 +41,24 @@ struct ThreadState {
 };
 
 extern thread_local ThreadState t_thread [[gnu::tls_model("initial-exec")]];
+
+// limpwatch's own work on a thread of the program (a start-up constructor):
+// the hooks it runs into are ignored, and the program's errno is kept.
+class OwnWorkSection {
+ public:
+  OwnWorkSection() : thread_(t_thread), saved_guard_(thread_.in_hook), saved_errno_(errno) { thread_.in_hook = 1; }
+  ~OwnWorkSection() {
+    errno = saved_errno_;
+    thread_.in_hook = saved_guard_;
+  }
+  OwnWorkSection(const OwnWorkSection&) = delete;
+  OwnWorkSection& operator=(const OwnWorkSection&) = delete;
+
+ private:
+  ThreadState& thread_;
+  uint32_t saved_guard_;
+  int saved_errno_;
+};
 
 enum class ProcessPhase : uint32_t {
   kUninitialized = 0,

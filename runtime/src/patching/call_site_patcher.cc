@@ -7,9 +7,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
-#include <map>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -314,13 +314,8 @@ void StartCallSitePatching() {
 // have sleds, is the one installed.
 [[gnu::constructor(104)]] void StartCallSitePatchingAtLoad() {
   if (!EnsureProcessInitialized()) return;
-  ThreadState& thread = t_thread;
-  uint32_t saved_guard = thread.in_hook;
-  thread.in_hook = 1;
-  int saved_errno = errno;
+  OwnWorkSection own_work;
   StartCallSitePatching();
-  errno = saved_errno;
-  thread.in_hook = saved_guard;
 }
 
 }  // namespace

@@ -175,13 +175,8 @@ void StartPatching() {
 // After the selection's own start-up (102), before the program's constructors.
 [[gnu::constructor(103)]] void StartPatchingAtLoad() {
   if (!EnsureProcessInitialized()) return;
-  ThreadState& thread = t_thread;
-  uint32_t saved_guard = thread.in_hook;
-  thread.in_hook = 1;
-  int saved_errno = errno;
+  OwnWorkSection own_work;
   StartPatching();
-  errno = saved_errno;
-  thread.in_hook = saved_guard;
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include "patching/call_site_table.h"
 #include "patching/code_writer.h"
+#include "patching/program_code.h"
 #include "patching/sled_bytes.h"
 #include "patching/sled_trap.h"
 #include "process.h"
@@ -73,22 +74,10 @@ constinit std::atomic<CallSitePatcher*> g_call_site_patcher{nullptr};
 
 bool Verbose() { return !CurrentConfig().quiet && std::getenv("LIMPWATCH_VERBOSE") != nullptr; }
 
-using Ranges = std::vector<std::pair<uint64_t, uint64_t>>;
-
-bool Inside(const Ranges& ranges, uint64_t address, uint64_t size) {
-  return std::any_of(ranges.begin(), ranges.end(), [&](const auto& range) {
-    return address >= range.first && address < range.second && size <= range.second - address;
-  });
-}
-
 // Every loaded object but limpwatch's.
 std::vector<LoadedObject> ProgramObjects() {
-  uint64_t own = reinterpret_cast<uint64_t>(&ApplySelectionToCallSites);
   std::vector<LoadedObject> objects = ListLoadedObjects();
-  std::erase_if(objects, [own](const LoadedObject& object) {
-    return std::any_of(object.code_ranges.begin(), object.code_ranges.end(),
-                       [own](const auto& range) { return own >= range.first && own < range.second; });
-  });
+  std::erase_if(objects, IsLimpwatchObject);
   return objects;
 }
 
@@ -105,20 +94,20 @@ T Load(uint64_t address) {
 
 // Whether a jump to `target` ends in `hook`: it is the hook, or a PLT entry
 // ([endbr64] [bnd] jmp *slot(%rip)) whose slot holds it.
-bool ReachesHook(uint64_t target, uint64_t hook, const Ranges& code, const Ranges& readable) {
+bool ReachesHook(uint64_t target, uint64_t hook, const AddressRanges& code, const AddressRanges& readable) {
   if (target == hook) return true;
   constexpr uint64_t kLongestEntry = 4 + 1 + 6;
-  if (!Inside(code, target, kLongestEntry)) return false;
+  if (!RangesHold(code, target, kLongestEntry)) return false;
   uint64_t at = target;
   if (Load<uint32_t>(at) == 0xFA1E0FF3u) at += 4;  // endbr64
   if (Load<uint8_t>(at) == 0xF2) at += 1;          // bnd
   if (Load<uint8_t>(at) != 0xFF || Load<uint8_t>(at + 1) != 0x25) return false;
   uint64_t slot = at + 6 + static_cast<int64_t>(Load<int32_t>(at + 2));
-  return Inside(readable, slot, sizeof(uint64_t)) && Load<uint64_t>(slot) == hook;
+  return RangesHold(readable, slot, sizeof(uint64_t)) && Load<uint64_t>(slot) == hook;
 }
 
-bool Verify(const LearnedCallSite& learned, const Ranges& code, const Ranges& readable, SledBytes* original) {
-  if (!Inside(code, learned.site, kSledSize)) return false;
+bool Verify(const LearnedCallSite& learned, const AddressRanges& code, const AddressRanges& readable, SledBytes* original) {
+  if (!RangesHold(code, learned.site, kSledSize)) return false;
   std::memcpy(original->data(), reinterpret_cast<const void*>(learned.site), kSledSize);
   if ((*original)[0] != kCallOpcode) return false;
   int32_t displacement;
@@ -130,7 +119,7 @@ bool Verify(const LearnedCallSite& learned, const Ranges& code, const Ranges& re
 // The object whose code holds `address`, or null.
 const LoadedObject* ObjectHolding(const std::vector<LoadedObject>& objects, uint64_t address) {
   for (const LoadedObject& object : objects) {
-    if (Inside(object.code_ranges, address, 1)) return &object;
+    if (RangesHold(object.code_ranges, address, 1)) return &object;
   }
   return nullptr;
 }
@@ -139,7 +128,7 @@ const LoadedObject* ObjectHolding(const std::vector<LoadedObject>& objects, uint
 // by a jump: the function ends in `jmp hook`. Its body (from the symbol
 // table) is searched for such jumps; each is adopted as a kTailExit site.
 void AdoptTailExits(CallSitePatcher& patcher, uint64_t function, const std::vector<LoadedObject>& objects,
-                    const Ranges& code, const Ranges& readable, std::vector<uint64_t>* adopted) {
+                    const AddressRanges& code, const AddressRanges& readable, std::vector<uint64_t>* adopted) {
   if (!patcher.scanned_functions.insert(function).second) return;
   const LoadedObject* object = ObjectHolding(objects, function);
   if (object == nullptr) return;
@@ -151,7 +140,7 @@ void AdoptTailExits(CallSitePatcher& patcher, uint64_t function, const std::vect
     });
   }
   auto extent = found->second.find(function);
-  if (extent == found->second.end() || !Inside(code, function, extent->second)) return;
+  if (extent == found->second.end() || !RangesHold(code, function, extent->second)) return;
   uint64_t hook = HookAddress(HookKind::kExit);
   uint64_t end = function + extent->second;
   for (uint64_t at = function; at + kSledSize <= end; ++at) {
@@ -173,8 +162,8 @@ std::vector<uint64_t> AdoptNewSites(CallSitePatcher& patcher) {
   TakeNewCallSites(&patcher.cursor, &learned);
   if (learned.empty()) return adopted;
   std::vector<LoadedObject> objects = ProgramObjects();
-  Ranges code;
-  Ranges readable;
+  AddressRanges code;
+  AddressRanges readable;
   for (const LoadedObject& object : objects) {
     code.insert(code.end(), object.code_ranges.begin(), object.code_ranges.end());
     readable.insert(readable.end(), object.loaded_ranges.begin(), object.loaded_ranges.end());
@@ -199,13 +188,13 @@ std::vector<uint64_t> AdoptNewSites(CallSitePatcher& patcher) {
 // learned, or whose bytes are no longer what limpwatch left there (another
 // object mapped at the same place): writing there would corrupt it.
 void ForgetUnloadedSites(CallSitePatcher& patcher) {
-  Ranges code;
+  AddressRanges code;
   for (const LoadedObject& object : ProgramObjects()) {
     code.insert(code.end(), object.code_ranges.begin(), object.code_ranges.end());
   }
   std::erase_if(patcher.sites, [&](const auto& entry) {
     const auto& [address, site] = entry;
-    if (!Inside(code, address, kSledSize)) return true;
+    if (!RangesHold(code, address, kSledSize)) return true;
     const SledBytes& expected = site.nopped ? site.off : site.original;
     return std::memcmp(reinterpret_cast<const void*>(address), expected.data(), kSledSize) != 0;
   });

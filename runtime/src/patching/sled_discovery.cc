@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "patching/program_code.h"
 #include "patching/sled_bytes.h"
 #include "selection_symbols.h"
 
@@ -11,25 +12,12 @@ namespace {
 
 constexpr char kSledSection[] = "__patchable_function_entries";
 
-bool Within(const std::vector<std::pair<uint64_t, uint64_t>>& ranges, uint64_t address, uint64_t size) {
-  for (const auto& [start, end] : ranges) {
-    if (address >= start && address <= end && size <= end - address) return true;
-  }
-  return false;
-}
-
-bool IsOwnObject(const LoadedObject& object) {
-  uint64_t own = reinterpret_cast<uint64_t>(&DiscoverPatchableObjects);
-  return std::any_of(object.code_ranges.begin(), object.code_ranges.end(),
-                     [own](const auto& range) { return own >= range.first && own < range.second; });
-}
-
 }  // namespace
 
 std::vector<PatchableObject> DiscoverPatchableObjects() {
   std::vector<PatchableObject> found;
   for (const LoadedObject& object : ListLoadedObjects()) {
-    if (object.code_ranges.empty() || IsOwnObject(object)) continue;
+    if (object.code_ranges.empty() || IsLimpwatchObject(object)) continue;
     std::vector<SectionExtent> sections = FindAllocatedSections(object.path, kSledSection);
     if (sections.empty()) continue;
     std::vector<uint64_t> functions;
@@ -48,12 +36,12 @@ std::vector<PatchableObject> DiscoverPatchableObjects() {
     }
     for (const SectionExtent& section : sections) {
       // A file replaced since it was loaded could name any place: read only inside the object's segments.
-      if (!Within(object.loaded_ranges, object.bias + section.file_address, section.size)) continue;
+      if (!RangesHold(object.loaded_ranges, object.bias + section.file_address, section.size)) continue;
       // Relocated by the loader: each word is a run-time address.
       const auto* entries = reinterpret_cast<const uint64_t*>(object.bias + section.file_address);
       for (uint64_t index = 0; index < section.size / sizeof(uint64_t); ++index) {
         uint64_t entry = entries[index];
-        bool usable = Within(object.code_ranges, entry, kSledSize) && std::binary_search(functions.begin(), functions.end(), entry) &&
+        bool usable = RangesHold(object.code_ranges, entry, kSledSize) && std::binary_search(functions.begin(), functions.end(), entry) &&
                       std::memcmp(reinterpret_cast<const void*>(entry), kFreshSled, kSledSize) == 0;
         if (usable) {
           patchable.sleds.push_back(entry);

@@ -4,7 +4,9 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include <sstream>
 
@@ -215,6 +217,35 @@ TEST(GoldenTest, TscClockIsCalibratedAgainstRealTime) {
   // 6 sleeps of 20 ms: the calibrated factor must turn ticks into that much time.
   EXPECT_GE(SelfMs(golden, "sleep_ms"), 120.0);
   EXPECT_LT(SelfMs(golden, "sleep_ms"), 220.0);
+}
+
+// The start-up measurement of the TSC's rate is short; the service thread
+// measures it again over the time since, which converges on the rate this
+// test measures itself over the same seconds.
+TEST(GoldenTest, TscRateIsRefinedWhileTheProgramRuns) {
+  std::string name = UniqueSegmentName("golden-clock");
+  int out = -1;
+  pid_t pid = StartProgram(TestProgram("calltree"), {"hang"}, {"LIMPWATCH_NAME=" + name}, &out);
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(ReadLine(out), "ready");
+  shm::Snapshot first = ReadSegment(name, pid);
+  timespec start_time{}, end_time{};
+  clock_gettime(CLOCK_MONOTONIC_RAW, &start_time);
+  uint64_t start_ticks = __rdtsc();
+  usleep(3'000'000);
+  clock_gettime(CLOCK_MONOTONIC_RAW, &end_time);
+  uint64_t end_ticks = __rdtsc();
+  shm::Snapshot later = ReadSegment(name, pid);
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  close(out);
+  RemoveSegmentsNamed(name);
+  if (first.clock_source != shm::ClockSource::kTsc) GTEST_SKIP() << "no invariant TSC";
+  double elapsed_ns = double(end_time.tv_sec - start_time.tv_sec) * 1e9 + double(end_time.tv_nsec - start_time.tv_nsec);
+  double own_ns_per_tick = elapsed_ns / double(end_ticks - start_ticks);
+  EXPECT_NE(later.ns_per_tick, first.ns_per_tick);
+  EXPECT_NEAR(later.ns_per_tick / own_ns_per_tick, 1.0, 2e-5)
+      << "refined " << later.ns_per_tick << ", measured here " << own_ns_per_tick << ", at start-up " << first.ns_per_tick;
 }
 
 TEST(GoldenTest, SegmentIsPrivateToItsOwnerAndRemovedAtExit) {

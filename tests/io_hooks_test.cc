@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <regex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "support/io_run.h"
 
@@ -245,9 +248,9 @@ double TotalMs(const shm::Snapshot& snapshot, FdKind kind, IoOperation operation
   return snapshot.TicksToNs(Io(snapshot, kind, operation).ticks) / 1e6;
 }
 
-// The default (adaptive) timing: a transfer whose kind took 10 us or more
-// last time is always timed; faster ones are timed one in 32 and weighted
-// 32, so their total matches timing every call.
+// The default (adaptive) timing: a transfer, open or close whose kind took
+// 10 us or more last time is always timed; faster ones are timed one in 32
+// and weighted 32, so their total matches timing every call.
 TEST(IoTimingTest, SlowCallsAreAllTimedAndFastCallsAreWeighted) {
   ScratchDirectory directory;
   ASSERT_FALSE(directory.path().empty());
@@ -256,7 +259,10 @@ TEST(IoTimingTest, SlowCallsAreAllTimedAndFastCallsAreWeighted) {
   // Three runs of each policy: one preemption inside a timed call moves a
   // run's total a lot on a busy machine, the median of three much less.
   constexpr int kRuns = 3;
-  std::vector<double> sampled, exact;
+  constexpr uint64_t kReopened = kFast / 10;
+  const std::vector<std::pair<FdKind, IoOperation>> kFastCalls{
+      {FdKind::kFile, IoOperation::kRead}, {FdKind::kFile, IoOperation::kOpen}, {FdKind::kFile, IoOperation::kClose}};
+  std::vector<std::vector<double>> sampled(kFastCalls.size()), exact(kFastCalls.size());
   for (int run = 0; run < kRuns; ++run) {
     IoRun adaptive = RunIoCalls(args);
     SegmentCleanup adaptive_cleanup(adaptive.name);
@@ -266,22 +272,30 @@ TEST(IoTimingTest, SlowCallsAreAllTimedAndFastCallsAreWeighted) {
       EXPECT_EQ(Io(io->snapshot, FdKind::kFile, IoOperation::kRead).calls, kFast);
       EXPECT_EQ(Io(io->snapshot, FdKind::kUdp, IoOperation::kRead).calls, kSlow);
       EXPECT_EQ(Io(io->snapshot, FdKind::kUdp, IoOperation::kRead).errors, kSlow);
+      EXPECT_EQ(Io(io->snapshot, FdKind::kFile, IoOperation::kOpen).calls, kReopened + 1);
+      EXPECT_EQ(Io(io->snapshot, FdKind::kFile, IoOperation::kClose).calls, kReopened + 1);
     }
     // Each receive waits for its 2 ms timeout (8 ms here: the kernel rounds
     // to timer ticks): all of them timed, none weighted (one weighted by 32
     // alone would pass a second).
     EXPECT_GE(TotalMs(adaptive.snapshot, FdKind::kUdp, IoOperation::kRead), kSlow * 2.0);
     EXPECT_LT(TotalMs(adaptive.snapshot, FdKind::kUdp, IoOperation::kRead), 1000.0);
-    sampled.push_back(TotalMs(adaptive.snapshot, FdKind::kFile, IoOperation::kRead));
-    exact.push_back(TotalMs(every.snapshot, FdKind::kFile, IoOperation::kRead));
+    for (size_t call = 0; call < kFastCalls.size(); ++call) {
+      sampled[call].push_back(TotalMs(adaptive.snapshot, kFastCalls[call].first, kFastCalls[call].second));
+      exact[call].push_back(TotalMs(every.snapshot, kFastCalls[call].first, kFastCalls[call].second));
+    }
   }
-  // The sampled fast reads estimate the same total as timing each one
-  // (unweighted, the estimate would be 32 times too small).
-  std::sort(sampled.begin(), sampled.end());
-  std::sort(exact.begin(), exact.end());
-  double sampled_median = sampled[kRuns / 2], exact_median = exact[kRuns / 2];
-  EXPECT_GT(sampled_median, exact_median / 4) << "sampled " << sampled_median << " ms, every call " << exact_median;
-  EXPECT_LT(sampled_median, exact_median * 4) << "sampled " << sampled_median << " ms, every call " << exact_median;
+  // The sampled fast calls estimate the same total as timing each one
+  // (unweighted, the estimate would be 32 times too small; untimed, zero).
+  for (size_t call = 0; call < kFastCalls.size(); ++call) {
+    std::sort(sampled[call].begin(), sampled[call].end());
+    std::sort(exact[call].begin(), exact[call].end());
+    double sampled_median = sampled[call][kRuns / 2], exact_median = exact[call][kRuns / 2];
+    std::string what = "operation " + std::to_string(static_cast<int>(kFastCalls[call].second)) + ": sampled " +
+                       std::to_string(sampled_median) + " ms, every call " + std::to_string(exact_median);
+    EXPECT_GT(sampled_median, exact_median / 4) << what;
+    EXPECT_LT(sampled_median, exact_median * 4) << what;
+  }
 }
 
 TEST(IoErrnoTest, EbadfIsCountedAndErrnoIsPreserved) {

@@ -49,6 +49,8 @@ std::string Disassembly(const std::string& objdump, const std::string& function)
   return objdump.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 
+constexpr const char* kWeightAndCost = "--min-seconds 0.05 --max-cost-percent 50";
+
 class SelectCommandTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -78,10 +80,12 @@ class SelectCommandTest : public ::testing::Test {
 
 TEST_F(SelectCommandTest, KeepsWeightyFunctionsAndDropsCostlyOnes) {
   int status = 0;
-  std::string report = Select("--min-seconds 0.05", &status);
+  std::string report = Select(kWeightAndCost, &status);
   ASSERT_EQ(status, 0) << report;
   // Weight: >= 100 calls or >= 50 ms in the window. child_hot has 1000 calls
-  // of a few ns each: 1000 x 30 ns exceeds 10 % of its self time, so it goes.
+  // of a few ns each: 1000 x 60 ns exceeds half its self time, so it goes.
+  // (child_slow's own time, around its traced sleep_ms, is 1-2 us: under
+  // the default 10 % its 3 calls would be a coin toss.)
   EXPECT_EQ(Included(ReadText(Path("manifest"))),
             (std::set<std::string>{"main", "parent_work", "child_slow", "sleep_ms"}))
       << ReadText(Path("manifest"));
@@ -103,7 +107,7 @@ TEST_F(SelectCommandTest, KeepsWeightyFunctionsAndDropsCostlyOnes) {
 
 TEST_F(SelectCommandTest, EmittedFlagsAreAcceptedByGccAndUnhookTheDroppedFunctions) {
   int status = 0;
-  std::string report = Select("--min-seconds 0.05", &status);
+  std::string report = Select(kWeightAndCost, &status);
   ASSERT_EQ(status, 0) << report;
   std::string flags = ReadText(Path("flags"));
   while (!flags.empty() && flags.back() == '\n') flags.pop_back();
@@ -140,6 +144,22 @@ TEST_F(SelectCommandTest, FunctionsNamedByTheResourceManifestAreKept) {
   EXPECT_TRUE(kept.count("static_helper_one")) << ReadText(Path("manifest"));
   EXPECT_TRUE(kept.count("child_hot"));           // >= 100 calls, and cost no longer counts
   EXPECT_FALSE(kept.count("static_helper_two"));  // 7 calls, microseconds, not named
+}
+
+// A budget the kept functions exceed drops them, except what the resource
+// manifest names; the manifest says which ones went for the budget.
+TEST_F(SelectCommandTest, ABudgetDropsAllButTheNamedFunctions) {
+  std::ofstream(Path("resources")) << "child_slow disk\n";
+  int status = 0;
+  std::string report = Select(std::string(kWeightAndCost) + " --budget-percent 0 -m " + Path("resources"), &status);
+  ASSERT_EQ(status, 0) << report;
+  std::string manifest = ReadText(Path("manifest"));
+  EXPECT_EQ(Included(manifest), (std::set<std::string>{"child_slow"})) << manifest;
+  for (const char* dropped : {"main", "parent_work", "sleep_ms"}) {
+    EXPECT_NE(manifest.find(std::string("# over the budget: ") + dropped + "\n"), std::string::npos) << manifest;
+  }
+  EXPECT_EQ(manifest.find("# over the budget: child_hot"), std::string::npos) << "dropped for its cost, not the budget";
+  EXPECT_NE(report.find("kept 1 of 8 functions"), std::string::npos) << report;
 }
 
 TEST_F(SelectCommandTest, RejectsWhatIsNotADump) {

@@ -28,7 +28,7 @@ bool TakesMode(int flags) { return (flags & O_CREAT) != 0 || (flags & O_TMPFILE)
 template <typename Open>
 int CountedOpen(Open open) {
   CountedCall call;
-  call.Start();
+  call.StartSampled(FdKind::kFile, IoOperation::kOpen);
   int fd = open();
   call.Stop();
   if (fd >= 0) {
@@ -186,11 +186,12 @@ LW_INTERPOSED int close(int fd) {
   uint64_t entry = limpwatch::hooks::LoadFdEntry(fd);
   // Before the real close: once it returns, the number may be handed out again.
   limpwatch::hooks::NoteFdClosing(fd);
+  limpwatch::shm::FdKind kind = limpwatch::hooks::TableKind(entry);
   CountedCall call;
-  call.Start();
+  call.StartSampled(kind, IoOperation::kClose);
   int result = g_real.close ? g_real.close(fd) : static_cast<int>(RawSyscall(SYS_close, fd));
   call.Stop();
-  call.Count(limpwatch::hooks::TableKind(entry), IoOperation::kClose, result != 0);
+  call.Count(kind, IoOperation::kClose, result != 0);
   return result;
 }
 

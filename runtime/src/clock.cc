@@ -62,8 +62,18 @@ ClockCalibration CalibrateClock(bool force_monotonic, uint64_t calibration_ns) {
   calibration.ns_per_tick = double(end_ns - start_ns) / double(end_ticks - start_ticks);
   calibration.ref_ticks = start_ticks;
   calibration.ref_realtime_ns = realtime_ns;
+  calibration.ref_monotonic_ns = start_ns;
   g_clock_uses_tsc = true;
   return calibration;
+}
+
+uint64_t RefineClockCalibration(ClockCalibration* calibration) {
+  if (calibration->source != shm::ClockSource::kTsc) return 0;
+  uint64_t ticks = 0, ns = 0;
+  PairedRead(&ticks, &ns);
+  if (ticks <= calibration->ref_ticks || ns <= calibration->ref_monotonic_ns) return 0;
+  calibration->ns_per_tick = double(ns - calibration->ref_monotonic_ns) / double(ticks - calibration->ref_ticks);
+  return ns - calibration->ref_monotonic_ns;
 }
 
 }  // namespace limpwatch::runtime

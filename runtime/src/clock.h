@@ -4,6 +4,11 @@
 // clock_gettime, so it is used whenever the CPU guarantees it ticks at a
 // constant rate in every power state (CPUID 0x80000007 EDX bit 8).
 // LIMPWATCH_CLOCK=monotonic forces CLOCK_MONOTONIC_RAW, where a tick is a ns.
+//
+// Its rate is measured against CLOCK_MONOTONIC_RAW: briefly at start-up (a
+// long busy wait there would be paid by every short-lived traced program),
+// then again over the whole time since, off the hot path, where a baseline
+// of seconds makes the error of the two paired reads negligible.
 #ifndef LIMPWATCH_RUNTIME_SRC_CLOCK_H_
 #define LIMPWATCH_RUNTIME_SRC_CLOCK_H_
 
@@ -21,6 +26,7 @@ struct ClockCalibration {
   double ns_per_tick = 1.0;
   uint64_t ref_ticks = 0;
   uint64_t ref_realtime_ns = 0;
+  uint64_t ref_monotonic_ns = 0;  // CLOCK_MONOTONIC_RAW at ref_ticks
 };
 
 // Set once by CalibrateClock() before any thread records; read-only after.
@@ -38,6 +44,11 @@ bool CpuHasInvariantTsc();
 // Chooses the source (honouring `force_monotonic`) and, for the TSC, measures
 // ticks per ns against CLOCK_MONOTONIC_RAW over `calibration_ns`.
 ClockCalibration CalibrateClock(bool force_monotonic, uint64_t calibration_ns);
+
+// Measures the TSC's ns per tick again, over the whole time since
+// `calibration` was taken, and returns that baseline in ns (0 when the clock
+// is not the TSC, which needs no calibration).
+uint64_t RefineClockCalibration(ClockCalibration* calibration);
 
 }  // namespace limpwatch::runtime
 

@@ -36,7 +36,12 @@ constinit ProcessState g_process{.phase{},
 
 namespace {
 
-constexpr uint64_t kCalibrationNs = 5'000'000;
+// The start-up measurement of the TSC's rate (error about 1e-3), refined by
+// the service thread every second until its baseline is long enough for an
+// error below 1e-8.
+constexpr uint64_t kInitialCalibrationNs = 200'000;
+constexpr uint32_t kClockRefinementPeriodMs = 1000;
+constexpr uint64_t kClockRefinedAfterNs = 60'000'000'000;
 
 // Globals are plain pointers or trivially destructible: other threads and
 // later destructors may still record while the process exits.
@@ -48,6 +53,7 @@ constinit shm::SegmentView g_view;
 pthread_key_t g_thread_exit_key;
 constinit bool g_process_hooks_installed = false;
 constinit std::atomic<uint64_t> g_service_epoch{0};
+constinit bool g_clock_refined = false;  // service thread only
 
 // The tids of limpwatch's own running threads, so that code patching can
 // tell whether any thread of the program itself is running.
@@ -101,6 +107,19 @@ void OnThreadExit(void*) {
   thread.in_hook = 1;  // nothing this thread runs from now on is recorded
   ReleaseThreadSlot(thread);
   thread.status = ThreadStatus::kExited;
+}
+
+// A reader converts ticks with the header's factor: an aligned 8-byte store
+// gives it either the previous or the refined value.
+void RefineClock(const shm::SegmentView&, uint64_t) {
+  if (g_clock_refined || g_process.header == nullptr) return;
+  uint64_t baseline_ns = RefineClockCalibration(&g_calibration);
+  if (baseline_ns == 0) {
+    g_clock_refined = true;
+    return;
+  }
+  std::atomic_ref<double>(g_process.header->ns_per_tick).store(g_calibration.ns_per_tick, std::memory_order_relaxed);
+  g_clock_refined = baseline_ns >= kClockRefinedAfterNs;
 }
 
 // Creates this process's segment; replaces a leftover of the same name whose
@@ -250,12 +269,13 @@ void InitializeLocked() {
     g_process.phase.store(static_cast<uint32_t>(ProcessPhase::kDisabled), std::memory_order_release);
     return;
   }
-  g_calibration = CalibrateClock(g_config->force_monotonic, kCalibrationNs);
+  g_calibration = CalibrateClock(g_config->force_monotonic, kInitialCalibrationNs);
   if (!CreateSegment(*g_config)) {
     g_process.phase.store(static_cast<uint32_t>(ProcessPhase::kDisabled), std::memory_order_release);
     return;
   }
   if (!g_process_hooks_installed) {
+    RegisterServiceTask("clock", RefineClock, kClockRefinementPeriodMs);
     pthread_key_create(&g_thread_exit_key, OnThreadExit);
     pthread_atfork(BeforeFork, AfterForkInParent, AfterForkInChild);
     g_process_hooks_installed = true;

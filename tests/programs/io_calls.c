@@ -606,6 +606,11 @@ static int run_timing(const char* directory, int fast, int slow) {
   static char block[1 << 16];
   expect(pwrite(fd, block, sizeof block, 0) == (ssize_t)sizeof block, "pwrite");
   for (int i = 0; i < fast; ++i) expect(pread(fd, block, 4096, (off_t)(i % 16) * 4096) == 4096, "pread");
+  for (int i = 0; i < fast / 10; ++i) {
+    int again = open(path, O_RDONLY);
+    expect(again >= 0, "open again");
+    expect(close(again) == 0, "close again");
+  }
   int udp = socket(AF_INET, SOCK_DGRAM, 0);
   expect(udp >= 0, "socket");
   struct timeval timeout = {0, 2000};

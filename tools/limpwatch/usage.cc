@@ -78,7 +78,9 @@ constexpr CommandText kCommands[] = {
      "  window each, or a live segment watched for S seconds). Kept: a function with\n"
      "  diagnostic weight (>= --min-calls calls or >= --min-seconds total time in some\n"
      "  window, or named by a rule of the resource MANIFEST) whose tracing cost does not\n"
-     "  dominate (calls x --cost-ns <= --max-cost-percent of its self time).\n"
+     "  dominate (calls x --cost-ns <= --max-cost-percent of its self time), while the\n"
+     "  kept ones together cost <= --budget-percent of the run time (the largest cost\n"
+     "  share of its own time goes first; a function the MANIFEST names always stays).\n"
      "  Writes a LIMPWATCH_SELECT manifest of the kept functions and the GCC flag\n"
      "  -finstrument-functions-exclude-function-list= for a rebuild without the dropped\n"
      "  ones, and prints the estimated tracing cost saved.\n"
@@ -87,9 +89,10 @@ constexpr CommandText kCommands[] = {
      "    -m, --manifest FILE       PVFS function-to-resource manifest\n"
      "    --min-calls N             default 100\n"
      "    --min-seconds S           default 1\n"
-     "    --cost-ns NS              cost of a traced call (default 30)\n"
-     "    --unselected-cost-ns NS   cost of an unselected call (default 4.5)\n"
+     "    --cost-ns NS              cost of a traced call (default 60)\n"
+     "    --unselected-cost-ns NS   cost of an unselected call (default 8)\n"
      "    --max-cost-percent P      default 10\n"
+     "    --budget-percent P        default 2\n"
      "    -o, --output FILE         the manifest (default: standard output)\n"
      "    --gcc-flags FILE          the GCC flags (default: standard output)\n"},
     {"help", "limpwatch help [COMMAND]", "  This text, or the help of one command.\n"},

@@ -213,6 +213,19 @@ TEST(PeerComparisonTest, AServerWhoseConnectionsLosePacketsIsIndictedOnNetwork) 
   EXPECT_EQ(first.top_functions.front().name, kLostPacketsName);
 }
 
+TEST(PeerComparisonTest, AServerBehindASlowLinkIsIndictedOnNetworkByItsRoundTrip) {
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kNetworkDelay;
+  cluster.faulty_server = 6;
+  ReplayResult result = Replay(cluster);
+  ASSERT_FALSE(result.alarms.empty());
+  for (const Alarm& alarm : result.alarms) EXPECT_EQ(alarm.server, ServerName(6)) << AlarmToLogLine(alarm);
+  const Alarm& first = result.alarms.front();
+  EXPECT_EQ(first.resource, shm::Resource::kNetwork) << AlarmToLogLine(first);
+  ASSERT_FALSE(first.top_functions.empty());
+  EXPECT_EQ(first.top_functions.front().name, kRoundTripName);
+}
+
 TEST(PeerComparisonTest, HowIdleTimeSplitsAmongWaitingThreadsIsNotAnAnomaly) {
   SyntheticCluster cluster;
   cluster.fault = SyntheticFault::kIdleSplit;

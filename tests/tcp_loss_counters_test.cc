@@ -79,6 +79,37 @@ TEST(TcpLossCountersTest, EveryTcpSocketOfTheProcessIsWalkedAndTotalsNeverFall) 
   EXPECT_GE(counters.out_of_order(), out_of_order);
 }
 
+// The round trip counts the connections that moved bytes since the last
+// walk, and only those: an idle connection's old estimate does not.
+TEST(TcpLossCountersTest, RoundTripIsTheMedianOfTheConnectionsThatMovedBytes) {
+  LoopbackConnection connection;
+  ASSERT_GE(connection.server, 0);
+  TcpLossCounters counters;
+  ASSERT_TRUE(counters.Update());
+  ASSERT_TRUE(counters.Update());
+  EXPECT_EQ(counters.round_trip_us(), 0u) << "nothing moved between the two walks";
+  char block[4096] = {};
+  for (int exchange = 0; exchange < 20; ++exchange) {
+    ASSERT_EQ(write(connection.client, block, sizeof block), ssize_t(sizeof block));
+    size_t got = 0;
+    while (got < sizeof block) {
+      ssize_t now = read(connection.server, block, sizeof block - got);
+      ASSERT_GT(now, 0);
+      got += size_t(now);
+    }
+    ASSERT_EQ(write(connection.server, block, 16), 16);
+    ASSERT_EQ(read(connection.client, block, 16), 16);
+  }
+  ASSERT_TRUE(counters.Update());
+  TcpSocketCounts client_counts;
+  ASSERT_TRUE(ReadTcpSocketCounts(connection.client, &client_counts));
+  EXPECT_GT(client_counts.bytes_moved, 20u * sizeof block);
+  EXPECT_GT(counters.round_trip_us(), 0u);
+  EXPECT_LT(counters.round_trip_us(), 200'000u) << "a loopback round trip";
+  ASSERT_TRUE(counters.Update());
+  EXPECT_EQ(counters.round_trip_us(), 0u) << "idle again";
+}
+
 TEST(TcpLossCountersTest, AnUnreadableDescriptorDirectoryIsReported) {
   TcpLossCounters counters("/nonexistent-proc");
   EXPECT_FALSE(counters.Update());

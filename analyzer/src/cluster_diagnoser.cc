@@ -28,12 +28,27 @@ Metric VectorMetricOf(ComparedMetric metric) {
                                             : Metric::kTime;
 }
 
+// A feature's self time (ms) in one summary, 0 when absent.
+double TimeOf(const PeerSummary& summary, uint32_t key) {
+  for (const auto& metric : summary.metrics) {
+    if (metric.metric != Metric::kTime) continue;
+    for (const Feature& feature : metric.features) {
+      if (feature.key == key) return feature.value;
+    }
+  }
+  return 0;
+}
+
 double ScalarOf(const PeerSummary& summary, ComparedMetric metric) {
   switch (metric) {
     case ComparedMetric::kDread: return summary.io.dread_ms;
     case ComparedMetric::kDwrite: return summary.io.dwrite_ms;
     case ComparedMetric::kNsread: return summary.io.nsread_ms;
     case ComparedMetric::kNcread: return summary.io.ncread_ms;
+    case ComparedMetric::kRoundTrip:
+      return summary.window_ticks == 0
+                 ? 0
+                 : TimeOf(summary, FoldNameHash(shm::FunctionNameHash(kRoundTripName))) / summary.window_ticks;
     default: return 0;
   }
 }
@@ -307,29 +322,25 @@ std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_
 
 namespace {
 
-// A feature's self time (ms) in one summary, 0 when absent.
-double TimeOf(const PeerSummary& summary, uint32_t key) {
-  for (const auto& metric : summary.metrics) {
-    if (metric.metric != Metric::kTime) continue;
-    for (const Feature& feature : metric.features) {
-      if (feature.key == key) return feature.value;
-    }
-  }
-  return 0;
-}
-
 // limpwatch's own measurements of waiting for a resource (tick_record.h):
 // the resource of the first whose value on `server` is at least kFactor
-// times its peers' median and above kFloorMs, or kUnknown. The CPU comes
-// first: a server starved of CPU drains its sockets late, overflows their
-// receive queues and so loses packets itself (seen on the test-bed), while
-// a lossy link never makes a server wait for a CPU.
+// times its peers' median and above its floor (ms in a window), or
+// kUnknown. The CPU comes first: a server starved of CPU drains its sockets
+// late, overflows their receive queues and so loses packets itself (seen on
+// the test-bed), while a lossy link never makes a server wait for a CPU.
+// The round trip's floor, 15 ms a tick in a 4-tick window, is above what a
+// loaded healthy loopback server shows (up to 8 ms, measured).
 shm::Resource DirectlyMeasuredShortage(const std::string& server, const std::vector<const PeerSummary*>& summaries) {
   constexpr double kFactor = 3.0;
-  constexpr double kFloorMs = 100.0;
-  const std::pair<const char*, shm::Resource> measured[] = {{kRunqueueWaitName, shm::Resource::kCpu},
-                                                            {kLostPacketsName, shm::Resource::kNetwork}};
-  for (const auto& [name, resource] : measured) {
+  struct Measured {
+    const char* name;
+    shm::Resource resource;
+    double floor_ms;
+  };
+  const Measured measured[] = {{kRunqueueWaitName, shm::Resource::kCpu, 100.0},
+                               {kLostPacketsName, shm::Resource::kNetwork, 100.0},
+                               {kRoundTripName, shm::Resource::kNetwork, 60.0}};
+  for (const auto& [name, resource, floor_ms] : measured) {
     uint32_t key = FoldNameHash(shm::FunctionNameHash(name));
     double own = 0;
     std::vector<double> peers;
@@ -341,8 +352,8 @@ shm::Resource DirectlyMeasuredShortage(const std::string& server, const std::vec
       }
     }
     if (peers.empty()) continue;
-    double reference = std::max(Median(peers), kFloorMs / kFactor);
-    if (own >= kFloorMs && own >= kFactor * reference) return resource;
+    double reference = std::max(Median(peers), floor_ms / kFactor);
+    if (own >= floor_ms && own >= kFactor * reference) return resource;
   }
   return shm::Resource::kUnknown;
 }
@@ -376,7 +387,12 @@ Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state
       for (const Feature& component : components) by_key[component.key] += component.value;
     }
     disk_io |= metric == ComparedMetric::kDread || metric == ComparedMetric::kDwrite;
-    network_io |= metric == ComparedMetric::kNsread || metric == ComparedMetric::kNcread;
+    network_io |= metric == ComparedMetric::kNsread || metric == ComparedMetric::kNcread ||
+                  metric == ComparedMetric::kRoundTrip;
+    if (metric == ComparedMetric::kRoundTrip) {
+      // A scalar has no components: the feature it is read from stands for it.
+      by_key[FoldNameHash(shm::FunctionNameHash(kRoundTripName))] += latest.score;
+    }
   }
 
   std::vector<std::pair<uint32_t, double>> ranked(by_key.begin(), by_key.end());

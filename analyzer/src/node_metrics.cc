@@ -235,6 +235,7 @@ void PublishNodeSample(const NodeSample& sample, const StorageDevice& device, sh
   record->tcp_retransmitted.store(sample.tcp_retransmitted, std::memory_order_relaxed);
   record->tcp_out_of_order.store(sample.tcp_out_of_order, std::memory_order_relaxed);
   record->tcp_retransmit_timeout_us.store(sample.tcp_retransmit_timeout_us, std::memory_order_relaxed);
+  record->tcp_round_trip_us.store(sample.tcp_round_trip_us, std::memory_order_relaxed);
   record->disk_reads_completed.store(disk.reads_completed, std::memory_order_relaxed);
   record->disk_writes_completed.store(disk.writes_completed, std::memory_order_relaxed);
   record->disk_sectors_read.store(disk.sectors_read, std::memory_order_relaxed);
@@ -340,6 +341,7 @@ NodeSample NodeMetricsSampler::Read(std::vector<std::string>* problems) const {
   sample.tcp_retransmitted = tcp_loss_.retransmitted();
   sample.tcp_out_of_order = tcp_loss_.out_of_order();
   sample.tcp_retransmit_timeout_us = tcp_loss_.retransmit_timeout_us();
+  sample.tcp_round_trip_us = tcp_loss_.round_trip_us();
   if (device_.state == shm::DiskState::kDevice) {
     path = proc_root_ + "/diskstats";
     if (!ReadWholeFile(path, &text)) {

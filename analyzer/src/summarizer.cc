@@ -3,8 +3,15 @@
 #include <algorithm>
 
 #include "limpwatch/analyzer/statistics.h"
+#include "limpwatch/analyzer/tick_record.h"
+#include "limpwatch/shm/name_hash.h"
 
 namespace limpwatch::analyzer {
+namespace {
+
+const uint64_t kRoundTripHash = shm::FunctionNameHash(kRoundTripName);
+
+}  // namespace
 
 void Summarizer::LearnFromPeer(const PeerSummary& summary) {
   for (const auto& metric : summary.metrics) {
@@ -23,6 +30,9 @@ void Summarizer::Admit(const Window& window) {
       auto& state = sampled_[key];
       state.weight = std::max(state.weight, sample_weight);
     }
+    // The round trip is compared as a scalar on every server, small or not
+    // (cluster_diagnoser.cc): it always travels.
+    if (hash == kRoundTripHash) time_weight = std::max(time_weight, 1.0);
     if (time_weight >= 1.0 || timed_.count(key)) {
       auto& state = timed_[key];
       state.weight = std::max(state.weight, time_weight);

@@ -6,9 +6,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 namespace limpwatch::analyzer {
 namespace {
@@ -39,6 +41,11 @@ bool ReadTcpSocketCounts(int fd, TcpSocketCounts* counts) {
   if (length >= offsetof(tcp_info, tcpi_rcv_ooopack) + sizeof info.tcpi_rcv_ooopack) {
     counts->out_of_order = info.tcpi_rcv_ooopack;
   }
+  counts->round_trip_us = info.tcpi_rtt;
+  counts->bytes_moved = 0;
+  if (length >= offsetof(tcp_info, tcpi_bytes_received) + sizeof info.tcpi_bytes_received) {
+    counts->bytes_moved = info.tcpi_bytes_acked + info.tcpi_bytes_received;
+  }
   return true;
 }
 
@@ -48,6 +55,7 @@ bool TcpLossCounters::Update() {
   if (descriptors == nullptr) return false;
   int own = dirfd(descriptors);
   std::unordered_map<uint64_t, TcpSocketCounts> now;
+  std::vector<uint64_t> active_round_trips;
   while (dirent* entry = readdir(descriptors)) {
     if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
     int fd = std::atoi(entry->d_name);
@@ -64,10 +72,17 @@ bool TcpLossCounters::Update() {
     totals_.retransmitted += retransmitted;
     retransmit_timeout_us_ += retransmitted * counts.timeout_us;
     totals_.out_of_order += Added(before.out_of_order, counts.out_of_order);
+    if (counts.bytes_moved != before.bytes_moved) active_round_trips.push_back(counts.round_trip_us);
     now[inode] = counts;
   }
   closedir(descriptors);
   last_ = std::move(now);
+  round_trip_us_ = 0;
+  if (!active_round_trips.empty()) {
+    auto middle = active_round_trips.begin() + static_cast<std::ptrdiff_t>(active_round_trips.size() / 2);
+    std::nth_element(active_round_trips.begin(), middle, active_round_trips.end());
+    round_trip_us_ = *middle;
+  }
   return true;
 }
 

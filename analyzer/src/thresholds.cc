@@ -8,8 +8,8 @@
 namespace limpwatch::analyzer {
 namespace {
 
-constexpr const char* kMetricNames[kComparedMetricCount] = {"samples", "count",  "time",  "dread",
-                                                            "dwrite",  "nsread", "ncread"};
+constexpr const char* kMetricNames[kComparedMetricCount] = {"samples", "count",  "time",   "dread",
+                                                            "dwrite",  "nsread", "ncread", "rtt"};
 
 }  // namespace
 
@@ -33,6 +33,7 @@ double DefaultThresholdFloor(ComparedMetric metric) {
     case ComparedMetric::kSamples: return 20;   // samples per window
     case ComparedMetric::kCount: return 200;    // calls per window
     case ComparedMetric::kTime: return 200;     // ms of self time per window
+    case ComparedMetric::kRoundTrip: return 10;  // ms: a loaded healthy loopback connection shows up to 8
     default: return 1.0;                        // ms per I/O call
   }
 }

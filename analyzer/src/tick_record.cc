@@ -96,6 +96,13 @@ TickRecord BuildTickRecord(const std::string& node, const shm::Snapshot& before,
       losing.calls = out_of_order + retransmitted;
       losing.self_ms = double(out_of_order) * kLostPacketMs + double(timeout_us) / 1e3;
     }
+    if (after.node_metrics.tcp_round_trip_us > 0) {
+      uint64_t name_hash = shm::FunctionNameHash(kRoundTripName);
+      FunctionTick& round_trip = by_hash[name_hash];
+      round_trip.name_hash = name_hash;
+      round_trip.calls = 1;
+      round_trip.self_ms = double(after.node_metrics.tcp_round_trip_us) / 1e3;
+    }
   }
   record.functions.reserve(by_hash.size());
   for (auto& [hash, tick] : by_hash) record.functions.push_back(tick);
@@ -115,6 +122,7 @@ std::vector<FunctionName> CollectFunctionNames(const shm::Snapshot& snapshot) {
   for (const auto& sampled : snapshot.samples.functions) names.push_back({sampled.name_hash, sampled.name});
   names.push_back({shm::FunctionNameHash(kRunqueueWaitName), kRunqueueWaitName});
   names.push_back({shm::FunctionNameHash(kLostPacketsName), kLostPacketsName});
+  names.push_back({shm::FunctionNameHash(kRoundTripName), kRoundTripName});
   return names;
 }
 

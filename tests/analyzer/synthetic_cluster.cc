@@ -20,6 +20,7 @@ struct SyntheticFunction {
   bool idle = false;
   bool runqueue = false;
   bool lost_packets = false;
+  bool round_trip = false;
 };
 
 constexpr SyntheticFunction kFunctions[] = {
@@ -40,6 +41,8 @@ constexpr SyntheticFunction kFunctions[] = {
     {analyzer::kRunqueueWaitName, "cpu", 0, 40, 0, false, false, false, true},
     // The odd lost segment of a healthy network: 0.2 a second, 10 ms each.
     {analyzer::kLostPacketsName, "network", 0.2, 2, 0, false, false, false, false, true},
+    // A loaded loopback connection's round trip: 0.5 ms.
+    {analyzer::kRoundTripName, "network", 1, 0.5, 0, false, false, false, false, false, true},
 };
 
 }  // namespace
@@ -78,6 +81,7 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
           self_ms *= &function == &kFunctions[std::size(kFunctions) - 1] ? 0.2 : 1.8;
         }
         if (faulty && cluster.fault == SyntheticFault::kCpuShared && function.runqueue) self_ms *= 8.0;
+        if (faulty && cluster.fault == SyntheticFault::kNetworkDelay && function.round_trip) self_ms *= 80.0;
         if (faulty && (cluster.fault == SyntheticFault::kNetworkCount || cluster.fault == SyntheticFault::kCpuShared) &&
             function.network_receive) {
           calls *= 4.0;

@@ -25,6 +25,7 @@ enum class SyntheticFault {
   kCpuShared,     // spinners share the server's CPU: its threads wait 8x longer for it, its
                   // receive calls return less data each, so there are many more of them, and
                   // its late-drained sockets drop packets (100x more lost)
+  kNetworkDelay,  // the server's link is slow: its connections' round trip is 80x longer
 };
 
 struct SyntheticCluster {

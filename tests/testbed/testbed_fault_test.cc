@@ -8,11 +8,13 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "testbed/testbed_cluster.h"
 
@@ -60,6 +62,23 @@ std::string NftListTable(const std::string& family, const std::string& table) {
 }
 
 bool HaveNft() { return geteuid() == 0 && (access("/usr/sbin/nft", X_OK) == 0 || access("/sbin/nft", X_OK) == 0); }
+
+bool HaveNetfilterQueue() {
+  return geteuid() == 0 && access("/usr/sbin/iptables", X_OK) == 0 &&
+         access("/proc/net/netfilter/nfnetlink_queue", R_OK) == 0;
+}
+
+// `iptables -S`, through /bin/sh like NftListTable.
+std::string IptablesRules() {
+  std::string output;
+  FILE* pipe = popen("iptables -w 5 -S 2>/dev/null", "r");
+  if (pipe == nullptr) return output;
+  char buffer[4096];
+  size_t count;
+  while ((count = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, count);
+  pclose(pipe);
+  return output;
+}
 
 // Mean time per call, in ns, of the storage layer's direct I/O on one server
 // between two snapshots: what a limping disk shows in the profile.
@@ -202,6 +221,56 @@ TEST(TestbedFaultTest, PacketLossRuleIsSetAndCleared) {
   CommandOutput swept = cluster.Launcher({"clear-all"});
   EXPECT_EQ(swept.exit_status, 0) << swept.output;
   EXPECT_TRUE(NftListTable("inet", table).empty()) << "clear-all left " << table;
+}
+
+// The queue mechanism keeps connections end to end, so the delayed server's
+// own kernel sees the longer round trip, and its segment says so; a server
+// behind no queue keeps a loopback round trip.
+TEST(TestbedFaultTest, NetworkDelayQueuesThatServersPacketsAndItsSegmentSeesTheRoundTrip) {
+  if (!HaveNetfilterQueue()) GTEST_SKIP() << "the queue needs root, iptables and nfnetlink_queue";
+  TestbedCluster cluster(3, {"--stripe-kib", "64"});
+  ASSERT_TRUE(cluster.started()) << cluster.start_output();
+  const std::string chain = "limpwatch_tb_delay_" + std::to_string(cluster.port(0));
+  CommandOutput injected =
+      cluster.Launcher({"inject", "network-delay", "--server", "0", "--delay-ms", "20", "--mechanism", "queue"});
+  ASSERT_EQ(injected.exit_status, 0) << injected.output;
+  EXPECT_NE(injected.output.find("netfilter queue"), std::string::npos) << injected.output;
+  std::string rules = IptablesRules();
+  EXPECT_NE(rules.find("-A " + chain + " -p tcp -m tcp --dport " + std::to_string(cluster.port(0))), std::string::npos)
+      << rules;
+  EXPECT_NE(rules.find("-A OUTPUT -o lo -j " + chain), std::string::npos) << rules;
+
+  // The round trip is a gauge of the connections active in the last second:
+  // read while a load runs.
+  CommandOutput load;
+  std::thread writer([&] { load = cluster.Client({"ddw", "--size-mib", "512", "--seconds", "6"}); });
+  uint64_t delayed_rtt_us = 0, healthy_rtt_us = 0;
+  for (int sample = 0; sample < 10; ++sample) {
+    usleep(500 * 1000);
+    delayed_rtt_us = std::max(delayed_rtt_us, cluster.Snapshot(0).node_metrics.tcp_round_trip_us);
+    healthy_rtt_us = std::max(healthy_rtt_us, cluster.Snapshot(1).node_metrics.tcp_round_trip_us);
+  }
+  writer.join();
+  EXPECT_EQ(load.exit_status, 0) << load.output;
+  EXPECT_GE(delayed_rtt_us, 30'000u) << "20 ms each way";
+  EXPECT_LT(healthy_rtt_us, 15'000u);
+  EXPECT_GT(delayed_rtt_us, 3 * healthy_rtt_us);
+
+  CommandOutput cleared = cluster.Launcher({"clear", "--server", "0"});
+  ASSERT_EQ(cleared.exit_status, 0) << cleared.output;
+  std::smatch delayed;
+  std::string line = cleared.EventLine("cleared");
+  ASSERT_TRUE(std::regex_search(line, delayed, std::regex("\"packets_delayed\":([0-9]+)"))) << line;
+  EXPECT_GT(std::stoull(delayed[1]), 100u);
+  EXPECT_EQ(IptablesRules().find(chain), std::string::npos) << "the chain outlived clear";
+  CommandOutput ping = cluster.Client({"--timeout-ms", "2000", "ping", "--server", "0"});
+  EXPECT_EQ(ping.exit_status, 0) << ping.output;
+
+  // clear-all finds a leftover chain by its name.
+  ASSERT_EQ(std::system(("iptables -w 5 -N " + chain).c_str()), 0);
+  CommandOutput swept = cluster.Launcher({"clear-all"});
+  EXPECT_EQ(swept.exit_status, 0) << swept.output;
+  EXPECT_EQ(IptablesRules().find(chain), std::string::npos) << "clear-all left " << chain;
 }
 
 TEST(TestbedFaultTest, HangStopsTheServerAndClearContinuesIt) {

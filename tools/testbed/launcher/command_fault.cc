@@ -13,6 +13,7 @@
 #include "launcher/cgroup_control.h"
 #include "launcher/cluster.h"
 #include "launcher/commands.h"
+#include "launcher/iptables_control.h"
 #include "launcher/nft_control.h"
 #include "launcher/probe_runner.h"
 #include "launcher/process_control.h"
@@ -316,8 +317,20 @@ int CommandClearAll(CommandLine* flags) {
       tables += JsonLine().Add("table", family + " " + table).Add("removed", removed).str();
     }
   }
+  std::string chains = "[";
+  for (const std::string& chain : IptablesTestbedChains()) {
+    if (!ours(chain, table_suffixes)) continue;
+    bool removed = IptablesRemoveChain(chain, true, &error);  // an empty filter table changes nothing
+    ok = removed && ok;
+    if (chains.size() > 1) chains += ",";
+    chains += JsonLine().Add("chain", chain).Add("removed", removed).str();
+  }
   JsonLine report;
-  report.Add("event", "cleared-all").AddRaw("cgroups", groups + "]").AddRaw("nft_tables", tables + "]").Add("ok", ok);
+  report.Add("event", "cleared-all")
+      .AddRaw("cgroups", groups + "]")
+      .AddRaw("nft_tables", tables + "]")
+      .AddRaw("iptables_chains", chains + "]")
+      .Add("ok", ok);
   if (!ok) report.Add("error", error);
   EmitJsonLine(report);
   return ok ? 0 : 1;

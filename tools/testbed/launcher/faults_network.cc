@@ -4,15 +4,25 @@
 //   received on the server's port (receive-pktloss: data and ACKs from its
 //   clients) and/or sent from it (send-pktloss), with `numgen random`. Every
 //   connection to that server, open or new, loses packets; the others do not.
-// network-delay: a loopback relay (limpwatch-testbed-relay) holds every chunk
-//   of bytes --delay-ms before passing it on, in both directions; an nftables
-//   NAT rule redirects new connections to the server's port into the relay
-//   (the relay's own upstream connection carries a socket mark the rule
-//   skips), and a filter rule resets connections opened before the inject at
-//   their next packet, so their clients reconnect through the relay (the
-//   test-bed client reconnects and repeats an idempotent request after a
-//   reset; a create in flight fails once). `clear` removes the rules, then
-//   the relay; relayed connections break and reconnect directly.
+// network-delay, two mechanisms (--mechanism queue|relay, default: queue
+//   where the kernel has netfilter queues, else relay; the evidence says
+//   which one ran):
+//   queue: an iptables chain sends every TCP packet to and from the server's
+//     port to a netfilter queue, where limpwatch-testbed-delayer holds it
+//     --delay-ms before accepting it: each direction is delayed once, the
+//     connections stay end to end, open ones included, and both kernels see
+//     the longer round trip, as on a slow link. `clear` removes the chain,
+//     then stops the delayer, which lets every held packet through first.
+//   relay: a loopback relay (limpwatch-testbed-relay) holds every chunk of
+//     bytes --delay-ms before passing it on, in both directions; an nftables
+//     NAT rule redirects new connections to the server's port into the relay
+//     (the relay's own upstream connection carries a socket mark the rule
+//     skips), and a filter rule resets connections opened before the inject
+//     at their next packet, so their clients reconnect through the relay (the
+//     test-bed client reconnects and repeats an idempotent request after a
+//     reset; a create in flight fails once). The server's own TCP peer is the
+//     relay, so its kernel sees no longer round trip. `clear` removes the
+//     rules, then the relay; relayed connections break and reconnect directly.
 // write-network-hog / read-network-hog: a third process, a real client,
 //   streams WRITEs into (or READs of holes out of) a scratch object on that
 //   server (client/workload_network_hog.cc): the server's network path works,
@@ -27,6 +37,7 @@
 #include "common/ping_client.h"
 #include "launcher/fault.h"
 #include "launcher/fault_registry.h"
+#include "launcher/iptables_control.h"
 #include "launcher/nft_control.h"
 #include "launcher/process_control.h"
 
@@ -124,20 +135,137 @@ class NetworkDelayFault : public Fault {
  public:
   const char* name() const override { return "network-delay"; }
   const char* description() const override {
-    return "a loopback relay delays every chunk --delay-ms each way; nftables NAT redirects connections to the "
-           "server's port through it (open ones are reset once by a reject rule and reconnect through it)";
+    return "every TCP packet to and from the server's port is held --delay-ms: in a netfilter queue "
+           "(--mechanism queue, the default where the kernel has it), or by a loopback relay that nftables "
+           "redirects the server's connections through (--mechanism relay)";
   }
 
   bool Configure(CommandLine* flags, std::string* error) override {
+    mechanism_ = flags->GetString("mechanism", "auto");
+    if (mechanism_ != "auto" && mechanism_ != "queue" && mechanism_ != "relay") {
+      *error = "--mechanism is queue, relay or auto";
+      return false;
+    }
     return flags->GetUint("delay-ms", 20, 1, 10000, &delay_ms_, error) &&
            flags->GetUint("stall-ms", 0, 0, 60000, &stall_ms_, error) &&
            flags->GetUint("stall-every-ms", 0, 0, 600000, &stall_every_ms_, error);
   }
 
   bool Inject(const FaultTarget& target, StateRecord* record, std::string* error) override {
-    if (!NftAvailable(error)) return false;
     PingResult before = PingServer("127.0.0.1", target.port, 5, 2000);
     record->Set("rtt_before_us", static_cast<uint64_t>(before.median_rtt_us));
+    record->Set("delay_ms", delay_ms_);
+    bool stalls = stall_ms_ > 0 && stall_every_ms_ > 0;
+    if (mechanism_ == "queue" || (mechanism_ == "auto" && !stalls)) {
+      std::string why;
+      if (InjectQueued(target, record, &why)) return true;
+      if (mechanism_ == "queue") {
+        *error = why;
+        return false;
+      }
+      record->Set("queue_refused", why);
+    }
+    return InjectRelayed(target, record, error);
+  }
+
+  bool Verify(const FaultTarget& target, const StateRecord& record, JsonLine* evidence, std::string* error) override {
+    bool queued = record.Get("mechanism") == "queue";
+    if (queued) {
+      if (IptablesChainPackets(record.Get("iptables_chain")) == 0 &&
+          IptablesListChain(record.Get("iptables_chain")).find("NFQUEUE") == std::string::npos) {
+        *error = "iptables chain " + record.Get("iptables_chain") + " has no NFQUEUE rule";
+        return false;
+      }
+      if (!HelperAlive(record, "delayer")) {
+        *error = "the packet delayer is not running";
+        return false;
+      }
+    } else {
+      std::string listing = NftListTable("ip", record.Get("nft_table"));
+      if (listing.find("redirect to :" + record.Get("relay_port")) == std::string::npos) {
+        *error = "table ip " + record.Get("nft_table") + " has no redirect to the relay";
+        return false;
+      }
+      if (!HelperAlive(record, "relay")) {
+        *error = "the relay is not running";
+        return false;
+      }
+    }
+    // A new connection's PING round trip is delayed once each way.
+    PingResult after = PingServer("127.0.0.1", target.port, 5, 10000);
+    if (!after.ok) {
+      *error = std::string("PING through the ") + (queued ? "queue" : "relay") + " failed: " + after.message;
+      return false;
+    }
+    double expected_us = 2.0 * double(record.GetUint("delay_ms")) * 1000 * 0.9;
+    if (queued) {
+      evidence->Add("mechanism", "netfilter queue (iptables NFQUEUE + limpwatch-testbed-delayer)")
+          .Add("iptables_chain", record.Get("iptables_chain"))
+          .Add("queue", record.GetUint("queue"));
+    } else {
+      evidence->Add("mechanism", "loopback relay + nftables redirect")
+          .Add("relay_port", record.GetUint("relay_port"))
+          .Add("nft_table", "ip " + record.Get("nft_table"));
+      if (!record.Get("queue_refused").empty()) evidence->Add("queue_refused", record.Get("queue_refused"));
+    }
+    evidence->Add("rtt_before_us", record.GetUint("rtt_before_us")).Add("rtt_after_us", after.median_rtt_us);
+    if (after.median_rtt_us < expected_us) {
+      *error = "round trip is " + std::to_string(after.median_rtt_us) + " us, expected >= " +
+               std::to_string(expected_us);
+      return false;
+    }
+    return true;
+  }
+
+  bool Clear(const StateRecord& record, const ClearContext&, JsonLine* evidence, std::string* error) override {
+    bool ok = true;
+    if (!record.Get("iptables_chain").empty() || !record.Get("delayer_output").empty()) {
+      ok = ClearQueued(record, evidence, error);
+    }
+    if (!record.Get("nft_table").empty() || !record.Get("relay_output").empty()) {
+      ok = ClearRelayed(record, evidence, error) && ok;
+    }
+    return ok;
+  }
+
+ private:
+  bool InjectQueued(const FaultTarget& target, StateRecord* record, std::string* why) {
+    if (!IptablesQueueAvailable(why)) return false;
+    uint16_t queue = target.port;  // one queue per server port
+    std::string output = target.dir + "/fault-" + record->Get("id") + "-delayer.out";
+    if (!StartHelper(target.tools_dir + "/limpwatch-testbed-delayer",
+                     {"--queue", std::to_string(queue), "--delay-ms", std::to_string(delay_ms_)}, {}, output,
+                     "delayer", record, why)) {
+      return false;
+    }
+    bool ready = false;
+    for (int waited = 0; waited < 5000 && !ready; waited += 20) {
+      std::string line = LastLine(output);
+      if (JsonStringField(line, "event") == "ready") {
+        ready = true;
+      } else if (!HelperAlive(*record, "delayer")) {
+        *why = "the packet delayer exited: " + line;
+        break;
+      } else {
+        SleepMs(20);
+      }
+    }
+    std::string chain = TableName("delay", target.port);
+    record->Set("queue", queue);
+    record->Set("iptables_filter_existed", IptablesFilterTableExists() ? "yes" : "no");
+    if (ready && IptablesAddQueueChain(chain, target.port, queue, why)) {
+      record->Set("mechanism", "queue");
+      record->Set("iptables_chain", chain);
+      return true;
+    }
+    if (ready == false && why->empty()) *why = "the packet delayer did not bind its queue within 5 s";
+    std::string ignored;
+    StopHelper(*record, "delayer", 2000, &ignored);
+    return false;
+  }
+
+  bool InjectRelayed(const FaultTarget& target, StateRecord* record, std::string* error) {
+    if (!NftAvailable(error)) return false;
     std::string output = target.dir + "/fault-" + record->Get("id") + "-relay.out";
     std::vector<std::string> arguments = {
         "--upstream-port",  std::to_string(target.port),    "--delay-ms", std::to_string(delay_ms_),
@@ -160,6 +288,7 @@ class NetworkDelayFault : public Fault {
       *error = "the relay did not report its port";
       return false;
     }
+    record->Set("mechanism", "relay");
     record->Set("relay_port", relay_port);
     std::string table = TableName("delay", target.port);
     record->Set("nft_family", "ip");
@@ -177,41 +306,27 @@ class NetworkDelayFault : public Fault {
                          "    ip daddr 127.0.0.1 tcp dport " + port + " meta mark != " + mark +
                          " counter reject with tcp reset comment \"network-delay: reconnect through the relay\"\n" +
                          "  }\n}\n";
-    record->Set("delay_ms", delay_ms_);
     return NftApply(script, error);
   }
 
-  bool Verify(const FaultTarget& target, const StateRecord& record, JsonLine* evidence, std::string* error) override {
-    std::string listing = NftListTable("ip", record.Get("nft_table"));
-    if (listing.find("redirect to :" + record.Get("relay_port")) == std::string::npos) {
-      *error = "table ip " + record.Get("nft_table") + " has no redirect to the relay";
-      return false;
+  bool ClearQueued(const StateRecord& record, JsonLine* evidence, std::string* error) {
+    // The chain goes first, so no new packet is queued; then the delayer,
+    // which accepts every packet it still holds before it exits.
+    std::string chain = record.Get("iptables_chain");
+    bool ok = true;
+    if (!chain.empty()) {
+      evidence->Add("packets_queued", IptablesChainPackets(chain));
+      ok = IptablesRemoveChain(chain, record.Get("iptables_filter_existed") == "no", error);
+      evidence->Add("iptables_chain_removed", IptablesListChain(chain).empty());
     }
-    if (!HelperAlive(record, "relay")) {
-      *error = "the relay is not running";
-      return false;
-    }
-    // A new connection now goes through the relay: each PING round trip crosses it twice.
-    PingResult after = PingServer("127.0.0.1", target.port, 5, 10000);
-    if (!after.ok) {
-      *error = "PING through the relay failed: " + after.message;
-      return false;
-    }
-    double expected_us = 2.0 * double(record.GetUint("delay_ms")) * 1000 * 0.9;
-    evidence->Add("mechanism", "loopback relay + nftables redirect")
-        .Add("relay_port", record.GetUint("relay_port"))
-        .Add("nft_table", "ip " + record.Get("nft_table"))
-        .Add("rtt_before_us", record.GetUint("rtt_before_us"))
-        .Add("rtt_after_us", after.median_rtt_us);
-    if (after.median_rtt_us < expected_us) {
-      *error = "round trip through the relay is " + std::to_string(after.median_rtt_us) +
-               " us, expected >= " + std::to_string(expected_us);
-      return false;
-    }
-    return true;
+    ok = StopHelper(record, "delayer", 2000, error) && ok;
+    auto delayed = JsonNumberField(LastLine(record.Get("delayer_output")), "delayed");
+    if (delayed) evidence->Add("packets_delayed", static_cast<uint64_t>(*delayed));
+    evidence->Add("delayer_stopped", !HelperAlive(record, "delayer"));
+    return ok;
   }
 
-  bool Clear(const StateRecord& record, const ClearContext&, JsonLine* evidence, std::string* error) override {
+  bool ClearRelayed(const StateRecord& record, JsonLine* evidence, std::string* error) {
     bool ok = true;
     std::string table = record.Get("nft_table");
     // Order matters: the relay goes first, while the NAT rules and their
@@ -231,7 +346,7 @@ class NetworkDelayFault : public Fault {
     return ok;
   }
 
- private:
+  std::string mechanism_ = "auto";
   uint64_t delay_ms_ = 20;
   uint64_t stall_ms_ = 0;
   uint64_t stall_every_ms_ = 0;

@@ -70,6 +70,7 @@ struct NodeSample {
   uint64_t tcp_retransmitted = 0;  // by the process's TCP connections, since the sampler's first read
   uint64_t tcp_out_of_order = 0;
   uint64_t tcp_retransmit_timeout_us = 0;  // each retransmission weighted by its connection's timeout
+  uint64_t tcp_round_trip_us = 0;          // median smoothed RTT of the connections active since the last read
   bool disk_found = false;  // the device's diskstats line was read
   DiskCounters disk;
 };

@@ -10,6 +10,13 @@
 // /proc/self/fd, reads every TCP socket and adds what each counted since the
 // previous walk (all of it for a socket new since then). A connection opened
 // and closed between two walks is missed.
+//
+// The same walk gives the round trip: the median of the kernel's smoothed
+// RTT over the connections that moved bytes since the previous walk. A slow
+// link in front of one server raises it on all of that server's
+// connections; a healthy server's idle connections (whose estimate an
+// occasional delayed acknowledgement inflates) do not count, and the median
+// ignores the few that moved a byte while one was in flight.
 #ifndef LIMPWATCH_ANALYZER_TCP_LOSS_COUNTERS_H_
 #define LIMPWATCH_ANALYZER_TCP_LOSS_COUNTERS_H_
 
@@ -23,6 +30,8 @@ struct TcpSocketCounts {
   uint64_t retransmitted = 0;  // tcpi_total_retrans
   uint64_t out_of_order = 0;   // tcpi_rcv_ooopack (0 before Linux 5.4)
   uint64_t timeout_us = 0;     // tcpi_rto: what a retransmission by timeout waits now
+  uint64_t round_trip_us = 0;  // tcpi_rtt: the smoothed round-trip time
+  uint64_t bytes_moved = 0;    // tcpi_bytes_acked + tcpi_bytes_received
 };
 
 class TcpLossCounters {
@@ -41,6 +50,9 @@ class TcpLossCounters {
   // when it was counted: how long the connection would have stalled had
   // every one waited for its timer (fast retransmits wait less).
   uint64_t retransmit_timeout_us() const { return retransmit_timeout_us_; }
+  // The median smoothed RTT of the connections that moved bytes between the
+  // last two Update()s (a new one: since it opened); 0 when none did.
+  uint64_t round_trip_us() const { return round_trip_us_; }
   // TCP sockets seen by the last Update().
   size_t sockets() const { return last_.size(); }
 
@@ -49,6 +61,7 @@ class TcpLossCounters {
   std::unordered_map<uint64_t, TcpSocketCounts> last_;  // by socket inode
   TcpSocketCounts totals_;
   uint64_t retransmit_timeout_us_ = 0;
+  uint64_t round_trip_us_ = 0;
 };
 
 // The counts of one descriptor, when it is a TCP socket.

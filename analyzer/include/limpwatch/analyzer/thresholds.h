@@ -17,8 +17,11 @@
 
 namespace limpwatch::analyzer {
 
-// What peers compare: three vector metrics (per function) and seed 001's
-// four I/O service times (scalars: a server against its peers' median).
+// What peers compare: three vector metrics (per function), seed 001's four
+// I/O service times and the round trip of the server's TCP connections
+// (scalars: a server against its peers' median). The round trip travels as
+// the [network round trip] feature of the time vector (tick_record.h), its
+// per-tick mean is the scalar: no field of the wire format is needed.
 enum class ComparedMetric : uint8_t {
   kSamples = 0,
   kCount = 1,
@@ -27,8 +30,9 @@ enum class ComparedMetric : uint8_t {
   kDwrite = 4,
   kNsread = 5,
   kNcread = 6,
+  kRoundTrip = 7,
 };
-inline constexpr int kComparedMetricCount = 7;
+inline constexpr int kComparedMetricCount = 8;
 
 const char* ComparedMetricName(ComparedMetric metric);
 std::optional<ComparedMetric> ParseComparedMetric(std::string_view name);

@@ -81,6 +81,14 @@ inline constexpr const char* kRunqueueWaitName = "[waiting for a CPU]";
 inline constexpr const char* kLostPacketsName = "[lost packets]";
 inline constexpr double kLostPacketMs = 10.0;
 
+// And the network's latency: the round trip of the server's active TCP
+// connections (tcp_loss_counters.h), in ms, as the tick's self time. A delay
+// on one server's link (a congested switch port, a bad cable renegotiated
+// down) slows every peer's clients alike, so the peers' own service times
+// barely differ; the kernel's round-trip estimate on the slow server's
+// connections is what does.
+inline constexpr const char* kRoundTripName = "[network round trip]";
+
 // Names of function hashes, so that root causes can be printed.
 struct FunctionName {
   uint64_t name_hash = 0;

@@ -65,13 +65,14 @@ namespace limpwatch::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x544e454d47455357ull;  // "WSEGMENT" little-endian
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 5;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
+inline constexpr uint16_t kVersionMinor = 6;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
                                               // 2: IoBlock socket_reads + untimed_calls, NodeMetricsRecord disk_*
                                               // 3: ProcessCounters selections_applied, selection_errors,
                                               //    functions_unselected
                                               // 4: NodeMetricsRecord run_delay_ns, cpu_throttled_ns
                                               // 5: NodeMetricsRecord tcp_retransmitted, tcp_out_of_order,
                                               //    tcp_retransmit_timeout_us
+                                              // 6: NodeMetricsRecord tcp_round_trip_us
 inline constexpr uint16_t kEndianMark = 0x0102;
 inline constexpr uint32_t kHeaderSize = 4096;
 
@@ -274,7 +275,9 @@ struct RetiredTotalsHeader {
 // tcp_retransmitted and tcp_out_of_order the segments this process's TCP
 // connections retransmitted and received out of order (TCP_INFO), counted
 // from the first sample, tcp_retransmit_timeout_us each retransmission
-// weighted by its connection's retransmission timeout at the time
+// weighted by its connection's retransmission timeout at the time,
+// tcp_round_trip_us the median smoothed round-trip time of the connections
+// that moved bytes since the previous sample (0: none did), a gauge
 // (analyzer/tcp_loss_counters.h).
 struct NodeMetricsRecord {
   std::atomic<uint64_t> sequence;
@@ -304,7 +307,8 @@ struct NodeMetricsRecord {
   std::atomic<uint64_t> tcp_retransmitted;  // since 1.5
   std::atomic<uint64_t> tcp_out_of_order;   // since 1.5
   std::atomic<uint64_t> tcp_retransmit_timeout_us;  // since 1.5
-  std::atomic<uint64_t> reserved[38];
+  std::atomic<uint64_t> tcp_round_trip_us;          // since 1.6
+  std::atomic<uint64_t> reserved[37];
 };
 
 // NodeMetricsRecord::disk_state. Only kDevice has disk_* counters.

@@ -118,6 +118,7 @@ struct NodeMetricsValues {
   uint64_t tcp_retransmitted = 0;  // 0 in segments before 1.5
   uint64_t tcp_out_of_order = 0;   // 0 in segments before 1.5
   uint64_t tcp_retransmit_timeout_us = 0;
+  uint64_t tcp_round_trip_us = 0;  // a gauge; 0 in segments before 1.6
   uint64_t disk_reads_completed = 0;
   uint64_t disk_writes_completed = 0;
   uint64_t disk_sectors_read = 0;

@@ -216,6 +216,19 @@ TEST(TestbedFaultTest, PacketLossRuleIsSetAndCleared) {
   EXPECT_GT(std::stoull(dropped[1]), 0u) << "no packet was dropped";
   EXPECT_TRUE(NftListTable("inet", table).empty()) << "the table outlived clear";
 
+  // Losing what it sends: a server that mostly receives (ddw) still loses
+  // its replies, and sends them again.
+  shm::Snapshot before_send = cluster.Snapshot(0);
+  injected = cluster.Launcher({"inject", "packet-loss", "--server", "0", "--percent", "5", "--direction", "send"});
+  ASSERT_EQ(injected.exit_status, 0) << injected.output;
+  load = cluster.Client({"ddw", "--size-mib", "64"});
+  EXPECT_EQ(load.exit_status, 0) << load.output;
+  usleep(1500 * 1000);
+  shm::Snapshot after_send = cluster.Snapshot(0);
+  EXPECT_GT(after_send.node_metrics.tcp_retransmitted, before_send.node_metrics.tcp_retransmitted + 10);
+  cleared = cluster.Launcher({"clear", "--server", "0"});
+  ASSERT_EQ(cleared.exit_status, 0) << cleared.output;
+
   // clear-all finds a leftover by its name even without a record of it.
   ASSERT_EQ(std::system(("nft add table inet " + table).c_str()), 0);
   CommandOutput swept = cluster.Launcher({"clear-all"});

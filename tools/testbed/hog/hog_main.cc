@@ -1,12 +1,11 @@
 // limpwatch-testbed-hog disk --device DEV [--block-kib 4096]
 // limpwatch-testbed-hog cpu --cpu K
 // limpwatch-testbed-hog memory --mib N [--rate-mibps 512]
-#include <signal.h>
-
 #include <cstdio>
 #include <string>
 
 #include "common/command_line.h"
+#include "common/stop_signal.h"
 #include "hog/hog.h"
 
 namespace limpwatch::testbed::hog {
@@ -14,8 +13,6 @@ namespace limpwatch::testbed::hog {
 std::atomic<bool> stop_requested{false};
 
 namespace {
-
-void OnStopSignal(int) { stop_requested.store(true); }
 
 int Usage(const std::string& error) {
   std::fprintf(stderr,
@@ -27,10 +24,7 @@ int Usage(const std::string& error) {
 }
 
 int Main(int argc, char** argv) {
-  struct sigaction action {};
-  action.sa_handler = OnStopSignal;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  StopOnSignals(&stop_requested);
   CommandLine flags;
   std::string error;
   if (!flags.Parse(argc, argv, 1, {}, &error)) return Usage(error);

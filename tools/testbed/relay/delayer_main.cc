@@ -1,15 +1,14 @@
 // limpwatch-testbed-delayer --queue N [--delay-ms 20]
-// Holds every packet nftables sends to netfilter queue N for --delay-ms.
+// Holds every packet the firewall sends to netfilter queue N for --delay-ms.
 // Prints {"event":"ready","queue":N} once the queue is bound, and
 // {"event":"stopped","delayed":K} after SIGTERM / SIGINT, when every packet
 // still held has been let through.
-#include <signal.h>
-
 #include <atomic>
 #include <cstdio>
 
 #include "common/command_line.h"
 #include "common/json_line.h"
+#include "common/stop_signal.h"
 #include "relay/packet_delayer.h"
 
 namespace limpwatch::testbed::relay {
@@ -17,13 +16,8 @@ namespace {
 
 std::atomic<bool> stop_requested{false};
 
-void OnStopSignal(int) { stop_requested.store(true); }
-
 int Main(int argc, char** argv) {
-  struct sigaction action {};
-  action.sa_handler = OnStopSignal;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  StopOnSignals(&stop_requested);
   CommandLine flags;
   std::string error;
   uint64_t queue = 0, delay_ms = 0;

@@ -8,6 +8,7 @@
 
 #include "common/command_line.h"
 #include "common/json_line.h"
+#include "common/stop_signal.h"
 #include "relay/delay_relay.h"
 
 namespace limpwatch::testbed::relay {
@@ -15,13 +16,8 @@ namespace {
 
 std::atomic<bool> stop_requested{false};
 
-void OnStopSignal(int) { stop_requested.store(true); }
-
 int Main(int argc, char** argv) {
-  struct sigaction action {};
-  action.sa_handler = OnStopSignal;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  StopOnSignals(&stop_requested);
   signal(SIGPIPE, SIG_IGN);
   CommandLine flags;
   std::string error;

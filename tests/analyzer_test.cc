@@ -168,17 +168,25 @@ TEST(PeerComparisonTest, NetworkReceiveAnomalyIsIndictedOnNetwork) {
   EXPECT_EQ(result.alarms.front().resource, shm::Resource::kNetwork);
 }
 
-TEST(PeerComparisonTest, AServerWhoseThreadsWaitForACpuIsIndictedOnCpu) {
+// A fault that limpwatch measures itself (tick_record.h) indicts only the
+// faulty server, on the measured resource, with the measurement first among
+// the functions.
+void ExpectIndictedByItsOwnMeasurement(SyntheticFault fault, int faulty_server, shm::Resource resource,
+                                       const char* measurement) {
   SyntheticCluster cluster;
-  cluster.fault = SyntheticFault::kCpuStarved;
-  cluster.faulty_server = 6;
+  cluster.fault = fault;
+  cluster.faulty_server = faulty_server;
   ReplayResult result = Replay(cluster);
   ASSERT_FALSE(result.alarms.empty());
-  for (const Alarm& alarm : result.alarms) EXPECT_EQ(alarm.server, ServerName(6)) << AlarmToLogLine(alarm);
+  for (const Alarm& alarm : result.alarms) EXPECT_EQ(alarm.server, ServerName(faulty_server)) << AlarmToLogLine(alarm);
   const Alarm& first = result.alarms.front();
-  EXPECT_EQ(first.resource, shm::Resource::kCpu) << AlarmToLogLine(first);
+  EXPECT_EQ(first.resource, resource) << AlarmToLogLine(first);
   ASSERT_FALSE(first.top_functions.empty());
-  EXPECT_EQ(first.top_functions.front().name, kRunqueueWaitName);
+  EXPECT_EQ(first.top_functions.front().name, measurement);
+}
+
+TEST(PeerComparisonTest, AServerWhoseThreadsWaitForACpuIsIndictedOnCpu) {
+  ExpectIndictedByItsOwnMeasurement(SyntheticFault::kCpuStarved, 6, shm::Resource::kCpu, kRunqueueWaitName);
 }
 
 // The network functions' call counts are what stand out most, but the
@@ -201,29 +209,11 @@ TEST(PeerComparisonTest, AServerSharingItsCpuIsIndictedOnCpuThoughItsNetworkCall
 }
 
 TEST(PeerComparisonTest, AServerWhoseConnectionsLosePacketsIsIndictedOnNetwork) {
-  SyntheticCluster cluster;
-  cluster.fault = SyntheticFault::kPacketLoss;
-  cluster.faulty_server = 3;
-  ReplayResult result = Replay(cluster);
-  ASSERT_FALSE(result.alarms.empty());
-  for (const Alarm& alarm : result.alarms) EXPECT_EQ(alarm.server, ServerName(3)) << AlarmToLogLine(alarm);
-  const Alarm& first = result.alarms.front();
-  EXPECT_EQ(first.resource, shm::Resource::kNetwork) << AlarmToLogLine(first);
-  ASSERT_FALSE(first.top_functions.empty());
-  EXPECT_EQ(first.top_functions.front().name, kLostPacketsName);
+  ExpectIndictedByItsOwnMeasurement(SyntheticFault::kPacketLoss, 3, shm::Resource::kNetwork, kLostPacketsName);
 }
 
 TEST(PeerComparisonTest, AServerBehindASlowLinkIsIndictedOnNetworkByItsRoundTrip) {
-  SyntheticCluster cluster;
-  cluster.fault = SyntheticFault::kNetworkDelay;
-  cluster.faulty_server = 6;
-  ReplayResult result = Replay(cluster);
-  ASSERT_FALSE(result.alarms.empty());
-  for (const Alarm& alarm : result.alarms) EXPECT_EQ(alarm.server, ServerName(6)) << AlarmToLogLine(alarm);
-  const Alarm& first = result.alarms.front();
-  EXPECT_EQ(first.resource, shm::Resource::kNetwork) << AlarmToLogLine(first);
-  ASSERT_FALSE(first.top_functions.empty());
-  EXPECT_EQ(first.top_functions.front().name, kRoundTripName);
+  ExpectIndictedByItsOwnMeasurement(SyntheticFault::kNetworkDelay, 6, shm::Resource::kNetwork, kRoundTripName);
 }
 
 TEST(PeerComparisonTest, HowIdleTimeSplitsAmongWaitingThreadsIsNotAnAnomaly) {

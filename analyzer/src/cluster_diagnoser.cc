@@ -28,6 +28,9 @@ Metric VectorMetricOf(ComparedMetric metric) {
                                             : Metric::kTime;
 }
 
+// The [network round trip] feature's key: the rtt metric is read from it.
+const uint32_t kRoundTripKey = FoldNameHash(shm::FunctionNameHash(kRoundTripName));
+
 // A feature's self time (ms) in one summary, 0 when absent.
 double TimeOf(const PeerSummary& summary, uint32_t key) {
   for (const auto& metric : summary.metrics) {
@@ -46,9 +49,7 @@ double ScalarOf(const PeerSummary& summary, ComparedMetric metric) {
     case ComparedMetric::kNsread: return summary.io.nsread_ms;
     case ComparedMetric::kNcread: return summary.io.ncread_ms;
     case ComparedMetric::kRoundTrip:
-      return summary.window_ticks == 0
-                 ? 0
-                 : TimeOf(summary, FoldNameHash(shm::FunctionNameHash(kRoundTripName))) / summary.window_ticks;
+      return summary.window_ticks == 0 ? 0 : TimeOf(summary, kRoundTripKey) / summary.window_ticks;
     default: return 0;
   }
 }
@@ -391,7 +392,7 @@ Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state
                   metric == ComparedMetric::kRoundTrip;
     if (metric == ComparedMetric::kRoundTrip) {
       // A scalar has no components: the feature it is read from stands for it.
-      by_key[FoldNameHash(shm::FunctionNameHash(kRoundTripName))] += latest.score;
+      by_key[kRoundTripKey] += latest.score;
     }
   }
 

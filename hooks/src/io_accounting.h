@@ -108,6 +108,25 @@ LW_HOT uint8_t NextTimingMask(uint64_t ticks) {
                                                                             : static_cast<uint8_t>(g_timing.fast_call_mask);
 }
 
+// One call's share of the adaptive rule: whether it is timed, and the
+// weight of its ticks. Shared by transfers and by open / close.
+struct TimingChoice {
+  uint8_t* mask;  // the (kind, operation)'s mask on this thread
+  uint32_t weight;
+  bool timed;
+};
+
+LW_HOT TimingChoice ChooseTiming(IoTimingState& timing, shm::FdKind kind, shm::IoOperation operation) {
+  uint8_t& mask = timing.masks[static_cast<uint32_t>(kind)][static_cast<uint32_t>(operation)];
+  return {&mask, uint32_t{mask} + 1, mask == 0 || (NextRandom(timing) & mask) == 0};
+}
+
+// A timed call took `ticks`: sets the mask for the next calls and returns the weighted ticks.
+LW_HOT uint64_t WeighTimedCall(const TimingChoice& choice, uint64_t ticks) {
+  *choice.mask = NextTimingMask(ticks);
+  return ticks * choice.weight;
+}
+
 LW_COLD void CountErrno(const IoSink& sink, shm::FdKind kind, shm::IoOperation operation, int error);
 
 LW_HOT bool IsWouldBlock(int error) { return error == EAGAIN || error == EWOULDBLOCK; }
@@ -166,21 +185,15 @@ class CountedCall {
   // thread; an untimed call counts no ticks, a timed one its weight's worth.
   LW_HOT void StartSampled(shm::FdKind kind, shm::IoOperation operation) {
     if (!counting_) return;
-    IoTimingState& timing = t_timing;
-    mask_ = &timing.masks[static_cast<uint32_t>(kind)][static_cast<uint32_t>(operation)];
-    weight_ = uint32_t{*mask_} + 1;
-    timed_ = *mask_ == 0 || (NextRandom(timing) & *mask_) == 0;
-    if (timed_) start_ = runtime::ReadTicks();
+    choice_ = ChooseTiming(t_timing, kind, operation);
+    if (choice_.timed) start_ = runtime::ReadTicks();
   }
 
   LW_HOT void Stop() {
     if (!counting_) return;
-    if (timed_) {
+    if (choice_.timed) {
       ticks_ = runtime::ReadTicks() - start_;
-      if (mask_ != nullptr) {
-        *mask_ = NextTimingMask(ticks_);
-        ticks_ *= weight_;
-      }
+      if (choice_.mask != nullptr) ticks_ = WeighTimedCall(choice_, ticks_);
     }
     error_ = errno;
     thread_.in_hook = 1;
@@ -211,9 +224,7 @@ class CountedCall {
   runtime::ThreadState& thread_;
   IoSink sink_;
   bool counting_ = false;
-  bool timed_ = true;
-  uint8_t* mask_ = nullptr;  // set by StartSampled
-  uint32_t weight_ = 1;
+  TimingChoice choice_{nullptr, 1, true};  // Start(): always timed, unweighted
   int error_ = 0;
   uint64_t start_ = 0;
   uint64_t ticks_ = 0;
@@ -264,17 +275,11 @@ LW_HOT auto CountedTransfer(int fd, shm::IoOperation operation, Call call) -> de
     }
   }
   shm::FdKind kind = EntryKind(entry);
-  uint8_t& mask = timing.masks[static_cast<uint32_t>(kind)][static_cast<uint32_t>(operation)];
-  uint32_t weight = uint32_t{mask} + 1;
-  bool timed = mask == 0 || (NextRandom(timing) & mask) == 0;
-  uint64_t start = timed ? runtime::ReadTicks() : 0;
+  TimingChoice choice = ChooseTiming(timing, kind, operation);
+  uint64_t start = choice.timed ? runtime::ReadTicks() : 0;
   auto result = call();
   uint64_t ticks = 0;
-  if (timed) {
-    ticks = runtime::ReadTicks() - start;
-    mask = NextTimingMask(ticks);
-    ticks *= weight;
-  }
+  if (choice.timed) ticks = WeighTimedCall(choice, runtime::ReadTicks() - start);
   thread.in_hook = 1;
   uint32_t role_code = EntryRoleCode(entry);
   if (__builtin_expect(result >= 0 && role_code == 0, 1)) {

@@ -56,6 +56,7 @@ const char* AlarmKindName(AlarmKind kind) {
     case AlarmKind::kAnomaly: return "anomaly";
     case AlarmKind::kSilent: return "silent";
     case AlarmKind::kLocal: return "local";
+    case AlarmKind::kErrors: return "errors";
   }
   return "?";
 }
@@ -95,8 +96,13 @@ std::string AlarmToLogLine(const Alarm& alarm) {
   for (size_t index = 0; index < alarm.top_functions.size() && index < 5; ++index) {
     names.push_back(alarm.top_functions[index].name);
   }
-  std::string line = std::string("ALARM ") + AlarmKindName(alarm.kind) + ": server " + alarm.server + " limps on " +
-                     ResourceName(alarm.resource) + " (" + Joined(alarm.metrics, ",") + ", " + numbers +
+  // A server failing its calls may not be slow at all: say what it does.
+  std::string what = alarm.kind == AlarmKind::kErrors && alarm.resource == shm::Resource::kUnknown
+                         ? " fails its I/O calls"
+                         : alarm.kind == AlarmKind::kErrors ? std::string(" fails its I/O calls on ") +
+                                                                  ResourceName(alarm.resource)
+                                                            : std::string(" limps on ") + ResourceName(alarm.resource);
+  std::string line = std::string("ALARM ") + AlarmKindName(alarm.kind) + ": server " + alarm.server + what + " (" + Joined(alarm.metrics, ",") + ", " + numbers +
                      ", window " + std::to_string(alarm.window) + ", reported by " + alarm.reporter + ")";
   if (!names.empty()) line += "; top functions: " + Joined(names, ", ");
   return line;

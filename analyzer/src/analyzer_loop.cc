@@ -1,11 +1,11 @@
 #include "limpwatch/analyzer/analyzer_loop.h"
 
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <exception>
-#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -69,9 +69,19 @@ AnalyzerLoop::AnalyzerLoop(AnalyzerSetup setup)
     recording_ = TraceWriter::Open(setup_.record_path, setup_.node, setup_.config.tick_ms, &error);
     if (!recording_) setup_.log("analyzer: " + error + "; not recording");
   }
+  if (!setup_.alarms_path.empty() && !OpenAlarmsFile()) {
+    setup_.log("analyzer: cannot open LIMPWATCH_ALARMS file '" + setup_.alarms_path + "'; trying again at the first alarm");
+  }
 }
 
-AnalyzerLoop::~AnalyzerLoop() = default;
+AnalyzerLoop::~AnalyzerLoop() {
+  if (alarms_fd_ >= 0) close(alarms_fd_);
+}
+
+bool AnalyzerLoop::OpenAlarmsFile() {
+  alarms_fd_ = open(setup_.alarms_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  return alarms_fd_ >= 0;
+}
 
 uint64_t AnalyzerLoop::NextTickUnixMs(uint64_t now_unix_ms) const {
   uint64_t tick = setup_.config.tick_ms;
@@ -141,9 +151,10 @@ void AnalyzerLoop::Raise(const Alarm& window_alarm, const shm::SegmentView& segm
   setup_.log(AlarmToLogLine(alarm));
   if (publish_alarms) PublishAlarm(segment, alarm);
   if (!setup_.alarms_path.empty()) {
-    std::ofstream file(setup_.alarms_path, std::ios::app);
-    file << AlarmToJson(alarm) << '\n';
-    if (!file) setup_.log("analyzer: cannot append to LIMPWATCH_ALARMS file '" + setup_.alarms_path + "'");
+    std::string line = AlarmToJson(alarm) + '\n';
+    bool written = (alarms_fd_ >= 0 || OpenAlarmsFile()) &&
+                   write(alarms_fd_, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+    if (!written) setup_.log("analyzer: cannot append to LIMPWATCH_ALARMS file '" + setup_.alarms_path + "'");
   }
 }
 

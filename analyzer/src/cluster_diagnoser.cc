@@ -5,6 +5,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "limpwatch/analyzer/error_features.h"
 #include "limpwatch/analyzer/peer_distances.h"
 #include "limpwatch/analyzer/statistics.h"
 #include "limpwatch/analyzer/tick_record.h"
@@ -312,6 +313,7 @@ std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_
     }
   }
 
+  for (Alarm& alarm : CheckErrors(window, now_unix_ms, summaries)) alarms.push_back(std::move(alarm));
   for (Alarm& alarm : CheckSilentPeers(window, now_unix_ms)) alarms.push_back(std::move(alarm));
   if (found != pending_.end()) pending_.erase(found);
   pending_.erase(pending_.begin(), pending_.lower_bound(window));
@@ -408,6 +410,11 @@ Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state
     function.score = ranked[index].second;
     function.name_hash = names_ ? names_->HashOfKey(function.key) : 0;
     function.name = names_ ? names_->NameOfKey(function.key) : "";
+    if (const ErrorFeature* error = FindErrorFeature(function.key); error != nullptr && function.name_hash == 0) {
+      // A peer's failure this server never had: its name follows from its key.
+      function.name = ErrorFeatureName(*error);
+      function.name_hash = shm::FunctionNameHash(function.name);
+    }
     if (manifest_.IsIdle(function.name)) continue;  // waiting for work is a symptom, never a cause
     function.resource = manifest_.Classify(function.name);
     total += function.score;
@@ -475,6 +482,73 @@ std::vector<Alarm> ClusterDiagnoser::CheckSilentPeers(uint64_t window, uint64_t 
     alarm.resource = shm::Resource::kProcess;
     alarm.score = double(window - state.last_window);
     alarm.threshold = config_.peer_silence_windows;
+    alarms.push_back(std::move(alarm));
+  }
+  return alarms;
+}
+
+std::vector<Alarm> ClusterDiagnoser::CheckErrors(uint64_t window, uint64_t now_unix_ms,
+                                                 const std::vector<const PeerSummary*>& summaries) {
+  std::vector<Alarm> alarms;
+  if (summaries.size() < 2) return alarms;
+  // Failures per error feature and server; a server whose summary lacks a
+  // feature returned none of it.
+  std::map<uint32_t, std::vector<double>> counts;
+  for (size_t position = 0; position < summaries.size(); ++position) {
+    const std::vector<Feature>* features = FeaturesOf(*summaries[position], Metric::kCount);
+    if (features == nullptr) continue;
+    for (const Feature& feature : *features) {
+      if (feature.value <= 0 || FindErrorFeature(feature.key) == nullptr) continue;
+      auto [entry, inserted] = counts.try_emplace(feature.key, summaries.size(), 0.0);
+      entry->second[position] = feature.value;
+    }
+  }
+  for (size_t position = 0; position < summaries.size(); ++position) {
+    const PeerSummary& summary = *summaries[position];
+    Alarm alarm;
+    double strongest = 0;
+    for (const auto& [key, by_server] : counts) {
+      double own = by_server[position];
+      std::vector<double> peers;
+      for (size_t other = 0; other < by_server.size(); ++other) {
+        if (other != position) peers.push_back(by_server[other]);
+      }
+      double threshold = std::max(kMinAbnormalErrors, kErrorPeerFactor * Median(peers));
+      if (own < threshold) continue;
+      const ErrorFeature& error = *FindErrorFeature(key);
+      RootCauseFunction cause;
+      cause.key = key;
+      cause.name = ErrorFeatureName(error);
+      cause.name_hash = shm::FunctionNameHash(cause.name);
+      cause.score = own;
+      cause.resource = ResourceOfError(error);
+      if (own > strongest) {
+        strongest = own;
+        alarm.score = own;
+        alarm.threshold = threshold;
+        alarm.resource = cause.resource;
+      }
+      alarm.top_functions.push_back(std::move(cause));
+    }
+    if (alarm.top_functions.empty()) continue;
+    ServerState& state = servers_[summary.node];
+    if (state.last_error_alarm_ms != 0 &&
+        now_unix_ms - state.last_error_alarm_ms < uint64_t{config_.alarm_suppression_s} * 1000) {
+      continue;
+    }
+    state.last_error_alarm_ms = now_unix_ms;
+    std::sort(alarm.top_functions.begin(), alarm.top_functions.end(),
+              [](const RootCauseFunction& a, const RootCauseFunction& b) {
+                return a.score != b.score ? a.score > b.score : a.key < b.key;
+              });
+    if (alarm.top_functions.size() > kTopFunctions) alarm.top_functions.resize(kTopFunctions);
+    alarm.kind = AlarmKind::kErrors;
+    alarm.time_unix_ms = now_unix_ms;
+    alarm.window = window;
+    alarm.reporter = reporter_;
+    alarm.server = summary.node;
+    alarm.metrics = {"errors"};
+    alarm.invariant_bits = summary.invariant_bits;
     alarms.push_back(std::move(alarm));
   }
   return alarms;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "limpwatch/analyzer/error_features.h"
 #include "limpwatch/analyzer/statistics.h"
 #include "limpwatch/analyzer/tick_record.h"
 #include "limpwatch/shm/name_hash.h"
@@ -10,6 +11,7 @@ namespace limpwatch::analyzer {
 namespace {
 
 const uint64_t kRoundTripHash = shm::FunctionNameHash(kRoundTripName);
+constexpr double kErrorFeatureWeight = 1e12;
 
 }  // namespace
 
@@ -33,6 +35,9 @@ void Summarizer::Admit(const Window& window) {
     // The round trip is compared as a scalar on every server, small or not
     // (cluster_diagnoser.cc): it always travels.
     if (hash == kRoundTripHash) time_weight = std::max(time_weight, 1.0);
+    // So do failed calls, however few, ahead of any function when room is
+    // short: the peers compare their counts (error_features.h).
+    if (totals.calls > 0 && IsErrorFeatureHash(hash)) time_weight = kErrorFeatureWeight;
     if (time_weight >= 1.0 || timed_.count(key)) {
       auto& state = timed_[key];
       state.weight = std::max(state.weight, time_weight);

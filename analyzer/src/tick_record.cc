@@ -1,10 +1,10 @@
 #include "limpwatch/analyzer/tick_record.h"
 
-#include "limpwatch/analyzer/io_metrics.h"
-
 #include <algorithm>
 #include <unordered_map>
 
+#include "limpwatch/analyzer/error_features.h"
+#include "limpwatch/analyzer/io_metrics.h"
 #include "limpwatch/shm/name_hash.h"
 
 namespace limpwatch::analyzer {
@@ -104,11 +104,18 @@ TickRecord BuildTickRecord(const std::string& node, const shm::Snapshot& before,
       round_trip.self_ms = double(after.node_metrics.tcp_round_trip_us) / 1e3;
     }
   }
+  IoMetrics io = DeriveIoMetrics(before, after);
+  for (const ErrnoInterval& error : io.errors) {
+    if (IsFlowControlErrno(error.error)) continue;
+    uint64_t name_hash = shm::FunctionNameHash(ErrorFeatureName({error.kind, error.operation, error.error}));
+    FunctionTick& failing = by_hash[name_hash];
+    failing.name_hash = name_hash;
+    failing.calls += error.count;
+  }
   record.functions.reserve(by_hash.size());
   for (auto& [hash, tick] : by_hash) record.functions.push_back(tick);
   std::sort(record.functions.begin(), record.functions.end(),
             [](const FunctionTick& a, const FunctionTick& b) { return a.name_hash < b.name_hash; });
-  IoMetrics io = DeriveIoMetrics(before, after);
   record.io = BuildIoTick(io);
   record.node_stats = BuildNodeTick(io.node);
   return record;
@@ -123,6 +130,11 @@ std::vector<FunctionName> CollectFunctionNames(const shm::Snapshot& snapshot) {
   names.push_back({shm::FunctionNameHash(kRunqueueWaitName), kRunqueueWaitName});
   names.push_back({shm::FunctionNameHash(kLostPacketsName), kLostPacketsName});
   names.push_back({shm::FunctionNameHash(kRoundTripName), kRoundTripName});
+  for (const auto& error : snapshot.io.errnos) {
+    if (IsFlowControlErrno(error.error)) continue;
+    std::string name = ErrorFeatureName({error.kind, error.operation, error.error});
+    names.push_back({shm::FunctionNameHash(name), name});
+  }
   return names;
 }
 

@@ -21,6 +21,7 @@ struct SyntheticFunction {
   bool runqueue = false;
   bool lost_packets = false;
   bool round_trip = false;
+  bool storage_full_error = false;
 };
 
 constexpr SyntheticFunction kFunctions[] = {
@@ -43,6 +44,10 @@ constexpr SyntheticFunction kFunctions[] = {
     {analyzer::kLostPacketsName, "network", 0.2, 2, 0, false, false, false, false, true},
     // A loaded loopback connection's round trip: 0.5 ms.
     {analyzer::kRoundTripName, "network", 1, 0.5, 0, false, false, false, false, false, true},
+    // Lookups of names that do not exist, spread over every server: errors, but normal ones.
+    {"[error ENOENT in file open]", "disk", 5, 0, 0, false, false},
+    // Failed writes: none unless the storage is full.
+    {"[error ENOSPC in file write]", "disk", 0, 0, 0, false, false, false, false, false, false, true},
 };
 
 }  // namespace
@@ -82,6 +87,9 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
         }
         if (faulty && cluster.fault == SyntheticFault::kCpuShared && function.runqueue) self_ms *= 8.0;
         if (faulty && cluster.fault == SyntheticFault::kNetworkDelay && function.round_trip) self_ms *= 80.0;
+        if (faulty && cluster.fault == SyntheticFault::kStorageFull && function.storage_full_error) {
+          calls = 20.0 * (1 + jitter(random));
+        }
         if (faulty && (cluster.fault == SyntheticFault::kNetworkCount || cluster.fault == SyntheticFault::kCpuShared) &&
             function.network_receive) {
           calls *= 4.0;

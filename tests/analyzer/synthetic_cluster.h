@@ -26,6 +26,7 @@ enum class SyntheticFault {
                   // receive calls return less data each, so there are many more of them, and
                   // its late-drained sockets drop packets (100x more lost)
   kNetworkDelay,  // the server's link is slow: its connections' round trip is 80x longer
+  kStorageFull,   // the server's storage is full: 20 of its file writes a second fail with ENOSPC
 };
 
 struct SyntheticCluster {

@@ -79,7 +79,8 @@ std::vector<std::string> CommandOutput::EventLines(const std::string& event) con
 
 std::string TestbedTool(const std::string& name) { return std::string(LIMPWATCH_TESTBED_DIR) + "/" + name; }
 
-TestbedCluster::TestbedCluster(int servers, std::vector<std::string> extra_start_flags) {
+TestbedCluster::TestbedCluster(int servers, std::vector<std::string> extra_start_flags,
+                               std::vector<std::string> server_environment) {
   static std::atomic<int> counter{0};
   char pattern[] = "/tmp/limpwatch-testbed-test-XXXXXX";
   char* made = mkdtemp(pattern);
@@ -93,7 +94,7 @@ TestbedCluster::TestbedCluster(int servers, std::vector<std::string> extra_start
   std::vector<std::string> arguments = {
       "start", "--dir", dir_, "--servers", std::to_string(servers), "--base-port", "0", "--name-prefix", prefix_};
   arguments.insert(arguments.end(), extra_start_flags.begin(), extra_start_flags.end());
-  CommandOutput started = Run(TestbedTool("limpwatch-testbed"), arguments, {});
+  CommandOutput started = Run(TestbedTool("limpwatch-testbed"), arguments, server_environment);
   start_output_ = started.output;
   std::string line = started.EventLine("started");
   if (started.exit_status != 0 || line.empty()) {

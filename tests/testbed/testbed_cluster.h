@@ -32,7 +32,10 @@ std::string TestbedTool(const std::string& name);  // path of a test-bed program
 
 class TestbedCluster {
  public:
-  explicit TestbedCluster(int servers, std::vector<std::string> extra_start_flags = {});
+  // `server_environment`: LIMPWATCH_* settings the launcher passes on to
+  // every server (the tests' own LIMPWATCH_* variables are never inherited).
+  explicit TestbedCluster(int servers, std::vector<std::string> extra_start_flags = {},
+                          std::vector<std::string> server_environment = {});
   ~TestbedCluster();
   TestbedCluster(const TestbedCluster&) = delete;
   TestbedCluster& operator=(const TestbedCluster&) = delete;

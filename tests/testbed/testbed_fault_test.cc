@@ -8,8 +8,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -303,6 +306,72 @@ TEST(TestbedFaultTest, HangStopsTheServerAndClearContinuesIt) {
   EXPECT_NE(ProcessStateOf(cluster.pid(2)), 'T');
   CommandOutput again = cluster.Client({"--timeout-ms", "2000", "ping", "--server", "2"});
   EXPECT_EQ(again.exit_status, 0) << again.output;
+}
+
+// Every line of every file in `directory` (the servers' LIMPWATCH_ALARMS files).
+std::vector<std::string> LinesOfFilesIn(const std::string& directory) {
+  std::vector<std::string> lines;
+  DIR* listing = opendir(directory.c_str());
+  if (listing == nullptr) return lines;
+  while (dirent* entry = readdir(listing)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream file(directory + "/" + entry->d_name);
+    for (std::string line; std::getline(file, line);) lines.push_back(line);
+  }
+  closedir(listing);
+  return lines;
+}
+
+TEST(TestbedFaultTest, EnospcFailsThatServersWritesAndTheAnalyzersNameTheErrno) {
+  if (geteuid() != 0) GTEST_SKIP() << "the small storage file system (a tmpfs mount) needs root";
+  char pattern[] = "/tmp/limpwatch-alarms-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  std::string alarms_dir = pattern;
+  std::vector<std::string> alarms;
+  std::string faulty_alias;
+  {
+    TestbedCluster cluster(4, {"--stripe-kib", "64", "--small-fs", "1:16"},
+                           {"LIMPWATCH_ANALYZE=1", "LIMPWATCH_ALARMS=" + alarms_dir + "/%n.alarms"});
+    ASSERT_TRUE(cluster.started()) << cluster.start_output();
+    faulty_alias = cluster.alias(1);
+    CommandOutput injected = cluster.Launcher({"inject", "enospc", "--server", "1"});
+    ASSERT_EQ(injected.exit_status, 0) << injected.output;
+    // The analyzers' first snapshot is their baseline: failures before it are never seen.
+    usleep(3000 * 1000);
+    // Small files land on every server: creating those of server 1 fails, and the client says so.
+    CommandOutput load = cluster.Client({"postmark", "--files", "60", "--transactions", "60"});
+    std::smatch failed;
+    ASSERT_TRUE(std::regex_search(load.output, failed, std::regex("\"status\":\"errors\".*?\"errors\":([0-9]+)")))
+        << load.output;
+    EXPECT_GE(std::stoi(failed[1]), 3) << load.output;
+    std::string wanted_server = "\"server\":\"" + cluster.alias(1) + "\"";
+    bool found = false;
+    for (int waited_ms = 0; waited_ms < 15000 && !found; waited_ms += 500) {
+      usleep(500 * 1000);
+      alarms = LinesOfFilesIn(alarms_dir);
+      for (const std::string& line : alarms) {
+        found |= line.find("\"kind\":\"errors\"") != std::string::npos &&
+                 line.find(wanted_server) != std::string::npos &&
+                 line.find("[error ENOSPC in file write]") != std::string::npos;
+      }
+    }
+    if (!found) {
+      std::ifstream log(cluster.dir() + "/" + cluster.alias(0) + ".log");
+      std::stringstream text;
+      text << log.rdbuf();
+      ADD_FAILURE() << "no analyzer named server 1's ENOSPC; " << alarms.size() << " alarms; server 0's log:\n"
+                    << text.str();
+    }
+    CommandOutput cleared = cluster.Launcher({"clear", "enospc"});
+    EXPECT_EQ(cleared.exit_status, 0) << cleared.output;
+  }
+  for (const std::string& line : alarms) {
+    std::smatch server;
+    if (line.find("\"kind\":\"errors\"") == std::string::npos) continue;
+    ASSERT_TRUE(std::regex_search(line, server, std::regex("\"server\":\"([^\"]+)\""))) << line;
+    EXPECT_EQ(server[1], faulty_alias) << "another server indicted for errors: " << line;
+  }
+  std::filesystem::remove_all(alarms_dir);
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ enum class AlarmKind {
   kAnomaly,  // peer comparison indicted the server
   kSilent,   // a peer stopped sending summaries (crash or hang)
   kLocal,    // node-local invariants (seed 003) alone
+  kErrors,   // the server's I/O calls failed with an errno its peers did not see (error_features.h)
 };
 
 struct Alarm {

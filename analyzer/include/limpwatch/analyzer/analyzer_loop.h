@@ -88,6 +88,10 @@ class AnalyzerLoop {
   uint64_t newest_window_ = 0;
   uint64_t ticks_ = 0;
   std::vector<Alarm> alarms_;
+  // LIMPWATCH_ALARMS, opened at start and kept: a server out of descriptors
+  // (EMFILE) is one the alarms are about, and must still be able to append.
+  int alarms_fd_ = -1;
+  bool OpenAlarmsFile();
 };
 
 }  // namespace limpwatch::analyzer

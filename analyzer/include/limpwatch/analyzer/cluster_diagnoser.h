@@ -14,6 +14,11 @@
 // those anomalous windows; the resource comes from the function manifest,
 // the I/O metrics and the node-local invariants, in that order.
 //
+// Failed I/O calls are checked apart, in every window: a server that returned
+// an errno (ENOSPC, EMFILE, EIO, ...) kErrorPeerFactor times as often as the
+// median of its peers, and at least kMinAbnormalErrors times, is indicted at
+// once with an "errors" alarm naming the errnos (error_features.h).
+//
 // The same object runs online (in every server, on its own and its peers'
 // summaries) and offline (`limpwatch diagnose`, on recordings): given the
 // same summaries it gives the same verdicts.
@@ -88,6 +93,7 @@ class ClusterDiagnoser {
     uint64_t last_alarm_ms = 0;
     shm::Resource last_alarm_resource = shm::Resource::kUnknown;
     uint32_t invariant_bits = 0;
+    uint64_t last_error_alarm_ms = 0;
   };
 
   void ScoreVectorMetric(ComparedMetric metric, const std::vector<const PeerSummary*>& summaries,
@@ -108,6 +114,10 @@ class ClusterDiagnoser {
   Alarm BuildAlarm(const std::string& server, ServerState& state, const std::vector<ComparedMetric>& fired,
                    uint64_t window, uint64_t now_unix_ms, const std::vector<const PeerSummary*>& summaries);
   std::vector<Alarm> CheckSilentPeers(uint64_t window, uint64_t now_unix_ms);
+  // Errnos a server returned far more often than its peers in this window
+  // (error_features.h): one alarm per server, the errnos as its top functions.
+  std::vector<Alarm> CheckErrors(uint64_t window, uint64_t now_unix_ms,
+                                 const std::vector<const PeerSummary*>& summaries);
 
   AnalyzerConfig config_;
   Thresholds thresholds_;

@@ -87,22 +87,27 @@ TEST(ErrorFeaturesTest, ATickCountsTheIntervalsFailuresButNotWouldBlock) {
   EXPECT_TRUE(named);
 }
 
+// Four servers for 60 s; `faulty`'s storage is full from tick 30 to `fault_end`.
+SyntheticCluster StorageFullCluster(int faulty, int fault_end) {
+  SyntheticCluster cluster;
+  cluster.servers = 4;
+  cluster.ticks = 60;
+  cluster.fault = SyntheticFault::kStorageFull;
+  cluster.faulty_server = faulty;
+  cluster.fault_start = 30;
+  cluster.fault_end = fault_end;
+  return cluster;
+}
+
 ReplayResult Replay(const SyntheticCluster& cluster) {
   return ReplayCluster({}, GenerateCluster(cluster), {}, testing::SyntheticManifest(), testing::SyntheticNames(),
                        nullptr);
 }
 
 TEST(ErrorAlarmTest, AServerWhoseStorageIsFullIsIndictedForItsErrorsInTheFirstWindow) {
-  SyntheticCluster cluster;
-  cluster.servers = 4;
-  cluster.ticks = 60;
-  cluster.fault = SyntheticFault::kStorageFull;
-  cluster.faulty_server = 2;
-  cluster.fault_start = 30;
-  cluster.fault_end = 50;  // 20 s: inside one alarm suppression period (30 s)
+  SyntheticCluster cluster = StorageFullCluster(2, 50);  // 20 s: inside one alarm suppression period (30 s)
   AnalyzerConfig config;
-  ReplayResult result = ReplayCluster(config, GenerateCluster(cluster), {}, testing::SyntheticManifest(),
-                                      testing::SyntheticNames(), nullptr);
+  ReplayResult result = Replay(cluster);
   const Alarm* first = nullptr;
   for (const Alarm& alarm : result.alarms) {
     EXPECT_EQ(alarm.server, ServerName(2)) << AlarmToLogLine(alarm);
@@ -139,13 +144,7 @@ TEST(ErrorAlarmTest, ErrorsEveryServerReturnsAlikeRaiseNothing) {
 }
 
 TEST(ErrorAlarmTest, AFewFailuresAreNoAlarm) {
-  SyntheticCluster cluster;
-  cluster.servers = 4;
-  cluster.ticks = 60;
-  cluster.fault = SyntheticFault::kStorageFull;
-  cluster.faulty_server = 1;
-  cluster.fault_start = 30;
-  cluster.fault_end = 31;
+  SyntheticCluster cluster = StorageFullCluster(1, 31);
   auto ticks = GenerateCluster(cluster);
   // Two failed writes in one tick: under kMinAbnormalErrors.
   for (FunctionTick& function : ticks[ServerName(1)][30].functions) {

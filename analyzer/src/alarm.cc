@@ -97,11 +97,9 @@ std::string AlarmToLogLine(const Alarm& alarm) {
     names.push_back(alarm.top_functions[index].name);
   }
   // A server failing its calls may not be slow at all: say what it does.
-  std::string what = alarm.kind == AlarmKind::kErrors && alarm.resource == shm::Resource::kUnknown
-                         ? " fails its I/O calls"
-                         : alarm.kind == AlarmKind::kErrors ? std::string(" fails its I/O calls on ") +
-                                                                  ResourceName(alarm.resource)
-                                                            : std::string(" limps on ") + ResourceName(alarm.resource);
+  bool errors = alarm.kind == AlarmKind::kErrors;
+  std::string what = errors ? " fails its I/O calls" : " limps";
+  if (!errors || alarm.resource != shm::Resource::kUnknown) what += std::string(" on ") + ResourceName(alarm.resource);
   std::string line = std::string("ALARM ") + AlarmKindName(alarm.kind) + ": server " + alarm.server + what + " (" + Joined(alarm.metrics, ",") + ", " + numbers +
                      ", window " + std::to_string(alarm.window) + ", reported by " + alarm.reporter + ")";
   if (!names.empty()) line += "; top functions: " + Joined(names, ", ");

@@ -506,7 +506,6 @@ std::vector<Alarm> ClusterDiagnoser::CheckErrors(uint64_t window, uint64_t now_u
   for (size_t position = 0; position < summaries.size(); ++position) {
     const PeerSummary& summary = *summaries[position];
     Alarm alarm;
-    double strongest = 0;
     for (const auto& [key, by_server] : counts) {
       double own = by_server[position];
       std::vector<double> peers;
@@ -522,8 +521,7 @@ std::vector<Alarm> ClusterDiagnoser::CheckErrors(uint64_t window, uint64_t now_u
       cause.name_hash = shm::FunctionNameHash(cause.name);
       cause.score = own;
       cause.resource = ResourceOfError(error);
-      if (own > strongest) {
-        strongest = own;
+      if (own > alarm.score) {
         alarm.score = own;
         alarm.threshold = threshold;
         alarm.resource = cause.resource;

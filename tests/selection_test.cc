@@ -163,14 +163,16 @@ TEST(SelectionTest, ParentSelfTimeKeepsUnselectedChildren) {
   EXPECT_GE(TotalMs(everything, "parent_work"), 60.0);
 }
 
-TEST(SelectionTest, ReloadsTheManifestWhileTheProgramRuns) {
+// phase_a and phase_b are selected in turn by rewriting the manifest.
+static void CheckReloadWhileTheProgramRuns(const std::vector<std::string>& extra_environment) {
   ManifestFile manifest("include phase_a\n");
   std::string name = UniqueSegmentName("select-reload");
   SegmentCleanup cleanup(name);
   StderrCapture stderr_capture;
   int out = -1;
-  pid_t pid = StartProgram(TestProgram("selection"), {"loop", "6000"},
-                           {"LIMPWATCH_NAME=" + name, "LIMPWATCH_SELECT=" + manifest.path()}, &out);
+  std::vector<std::string> environment = {"LIMPWATCH_NAME=" + name, "LIMPWATCH_SELECT=" + manifest.path()};
+  environment.insert(environment.end(), extra_environment.begin(), extra_environment.end());
+  pid_t pid = StartProgram(TestProgram("selection"), {"loop", "6000"}, environment, &out);
   ASSERT_GT(pid, 0);
   EXPECT_EQ(ReadLine(out), "ready");
   auto counts = [&](const char* function) {
@@ -205,6 +207,15 @@ TEST(SelectionTest, ReloadsTheManifestWhileTheProgramRuns) {
   stderr_capture.Restore();
   EXPECT_NE(stderr_capture.Text().find(manifest.path() + ":2: unknown keyword 'incldue'"), std::string::npos)
       << stderr_capture.Text();
+}
+
+TEST(SelectionTest, ReloadsTheManifestWhileTheProgramRuns) { CheckReloadWhileTheProgramRuns({}); }
+
+// With the smallest index, phase_a and phase_b share a home position and so
+// a slot of the unselected filter: the one selected must still be traced
+// and the other not, whichever of them holds the slot.
+TEST(SelectionTest, FunctionsSharingAnIndexPositionAreSelectedApart) {
+  CheckReloadWhileTheProgramRuns({"LIMPWATCH_MAX_FUNCTIONS=16"});
 }
 
 // held_on_stack is deselected while it sleeps: its exit is then a bare index

@@ -195,7 +195,7 @@ class CountedCall {
       ticks_ = runtime::ReadTicks() - start_;
       if (choice_.mask != nullptr) ticks_ = WeighTimedCall(choice_, ticks_);
     }
-    error_ = errno;
+    error_ = runtime::ThreadErrno(thread_);
     thread_.in_hook = 1;
   }
 
@@ -204,7 +204,7 @@ class CountedCall {
     if (!counting_) return;
     CountCall(sink_, kind, operation, failed, error_, bytes, ticks_, role_code);
     thread_.in_hook = 0;
-    errno = error_;
+    runtime::ThreadErrno(thread_) = error_;
   }
 
   // Counts a call whose service time was measured elsewhere (POSIX AIO);

@@ -1,5 +1,7 @@
 #include "function_registry.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -54,7 +56,46 @@ int64_t FindPosition(uint64_t address) {
   return -1;
 }
 
+bool EntryUnselected(const std::atomic<uint64_t>& entry) {
+  return (entry.load(std::memory_order_seq_cst) & kIdFieldMask) == kUnselectedIdField;
+}
+
 }  // namespace
+
+void PrepareUnselectedFilter(uint32_t capacity, bool enabled) {
+  static void* mapped = nullptr;
+  static size_t mapped_bytes = 0;
+  size_t bytes = size_t{capacity} * sizeof(std::atomic<uint64_t>);
+  g_process.unselected_filter_enabled = false;
+  if (mapped != nullptr && mapped_bytes == bytes) {
+    // A forked child: its new index starts empty, so must the filter. It has
+    // one thread, so nothing reads the slots while they are zeroed.
+    madvise(mapped, bytes, MADV_DONTNEED);
+  } else {
+    // Untouched pages cost nothing: only the home positions of unselected
+    // functions are ever written.
+    void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (memory == MAP_FAILED) return;
+    mapped = memory;
+    mapped_bytes = bytes;
+  }
+  g_process.unselected_filter = static_cast<std::atomic<uint64_t>*>(mapped);
+  g_process.unselected_filter_mask = capacity - 1;
+  g_process.unselected_filter_enabled = enabled;
+}
+
+void SyncUnselectedFilter(uint64_t address, const std::atomic<uint64_t>& entry) {
+  if (!g_process.unselected_filter_enabled) return;
+  std::atomic<uint64_t>& slot = g_process.unselected_filter[IndexPosition(address, g_process.unselected_filter_mask)];
+  for (;;) {
+    bool unselected = EntryUnselected(entry);
+    // Fill only an empty slot and clear only our own address: a colliding
+    // function keeps the slot it has and ours takes the full path.
+    uint64_t expected = unselected ? 0 : address;
+    slot.compare_exchange_strong(expected, unselected ? address : 0, std::memory_order_seq_cst);
+    if (EntryUnselected(entry) == unselected) return;
+  }
+}
 
 LW_COLD uint32_t RegisterFunction(uint64_t address, uint32_t position) {
   shm::SegmentHeader* header = g_process.header;
@@ -85,6 +126,7 @@ LW_COLD uint32_t RegisterFunction(uint64_t address, uint32_t position) {
       header->counters.functions_registered.fetch_add(1, std::memory_order_relaxed);
       selected = SettleSelection(entry, address, id, selection, selected,
                                  [address](const Selection* current) { return SelectsAddress(current, address); });
+      SyncUnselectedFilter(address, entry);
       if (!selected) header->counters.functions_unselected.fetch_add(1, std::memory_order_relaxed);
       return selected ? id : kUnselectedFunction;
     }
@@ -140,6 +182,7 @@ LW_COLD uint32_t RegisterNamedScope(uint64_t site_address, const char* name) {
   entry->store(Pack(site_address, SelectedIdField(id, selected)), std::memory_order_seq_cst);
   selected = SettleSelection(*entry, site_address, id, selection, selected,
                              [name](const Selection* current) { return ScopeSelected(current, name); });
+  SyncUnselectedFilter(site_address, *entry);
   if (!selected) header->counters.functions_unselected.fetch_add(1, std::memory_order_relaxed);
   return selected ? id : kUnselectedFunction;
 }
@@ -161,8 +204,9 @@ uint64_t ApplySelectionToIndex() {
                  state == static_cast<uint32_t>(shm::SymbolState::kResolved);
     bool selected = scope ? selection->SelectsScopeName(symbol.name) : SelectsAddress(selection, address);
     if (!selected) ++unselected;
-    g_process.function_index[position].packed.store(Pack(address, SelectedIdField(id, selected)),
-                                                    std::memory_order_seq_cst);
+    std::atomic<uint64_t>& entry = g_process.function_index[position].packed;
+    entry.store(Pack(address, SelectedIdField(id, selected)), std::memory_order_seq_cst);
+    SyncUnselectedFilter(address, entry);
   }
   return unselected;
 }

@@ -7,10 +7,19 @@
 // rejected just as fast and are counted as untracked.
 //
 // Selective tracing (LIMPWATCH_SELECT) uses the same word: a function that is
-// registered but not selected has the "unselected" id field, so its enter and
-// exit are one index load and compare, with no shadow-stack frame. Its real id
-// stays in the symbol table (SymbolEntry::address), where a re-selection finds
-// it to flip the entry back.
+// registered but not selected has the "unselected" id field and no
+// shadow-stack frame. Its real id stays in the symbol table
+// (SymbolEntry::address), where a re-selection finds it to flip the entry back.
+//
+// The hooks do not read the index first: they read the unselected filter, a
+// process-private direct-mapped table holding at a function's home position
+// its plain address when it is registered and not selected. Comparing that
+// word with the hook's argument needs no unpacking, so an unselected call
+// costs a shift, a mask, one load and a compare, about half the instructions
+// of the packed-word test. The filter only ever answers "unselected" for a
+// function whose index entry says so (SyncUnselectedFilter); a miss (not
+// registered yet, a collision, the filter off) takes the full path, which
+// probes the index and is right in every case.
 #ifndef LIMPWATCH_RUNTIME_SRC_FUNCTION_REGISTRY_H_
 #define LIMPWATCH_RUNTIME_SRC_FUNCTION_REGISTRY_H_
 
@@ -90,11 +99,6 @@ LW_HOT uint64_t HomeEntry(uint64_t address) {
       std::memory_order_relaxed);
 }
 
-// The index word of `address` registered and not selected. Comparing a home
-// entry with it is the hot path's whole cost for such a function (one that
-// collided and sits further along is found by the full path's probe).
-LW_HOT uint64_t UnselectedEntry(uint64_t address) { return (address << shm::kFunctionIdBits) | kUnselectedIdField; }
-
 // The id field of `address` given its home entry: no second load when the
 // function sits at its home position, the usual case.
 LW_HOT uint64_t IdFieldGivenHome(uint64_t address, uint64_t home) {
@@ -104,6 +108,22 @@ LW_HOT uint64_t IdFieldGivenHome(uint64_t address, uint64_t home) {
 
 // True when `address` is registered and not selected. Never registers.
 LW_HOT bool IsUnselected(uint64_t address) { return ProbeIdField(address) == kUnselectedIdField; }
+
+// The hooks' first step: true when the filter says `address` is not selected.
+LW_HOT bool FilteredAsUnselected(uint64_t address) {
+  return g_process.unselected_filter[IndexPosition(address, g_process.unselected_filter_mask)].load(
+             std::memory_order_relaxed) == address;
+}
+
+// Maps (or, in a forked child, clears) the filter for an index of `capacity`
+// positions. Disabled, every probe misses.
+void PrepareUnselectedFilter(uint32_t capacity, bool enabled);
+
+// Makes `address`'s filter slot agree with its index entry. Whoever stores an
+// entry calls this afterwards; the store, the slot's compare-and-swap and
+// the re-read of the entry are sequentially consistent, so of two threads
+// racing on one function the last to store decides the slot.
+void SyncUnselectedFilter(uint64_t address, const std::atomic<uint64_t>& entry);
 
 }  // namespace limpwatch::runtime
 

@@ -25,12 +25,17 @@ namespace {
 // Until the segment exists the hot path's index probe (IsUnselected) reads
 // this empty one-entry table, finds nothing and takes the full path.
 constinit shm::FunctionIndexEntry g_empty_function_index[1] = {};
+// Holds no address, so until the real filter exists every probe misses.
+constinit std::atomic<uint64_t> g_empty_unselected_filter[1] = {};
 }  // namespace
 
 constinit ProcessState g_process{.phase{},
                                  .header = nullptr,
                                  .function_index = g_empty_function_index,
                                  .function_index_mask = 0,
+                                 .unselected_filter = g_empty_unselected_filter,
+                                 .unselected_filter_mask = 0,
+                                 .unselected_filter_enabled = false,
                                  .max_functions = 0,
                                  .symbols = nullptr};
 
@@ -156,6 +161,7 @@ bool CreateSegment(const RuntimeConfig& config) {
   g_process.header = g_view.header();
   g_process.function_index = g_view.function_index();
   g_process.function_index_mask = g_process.header->function_index_capacity - 1;
+  PrepareUnselectedFilter(g_process.header->function_index_capacity, !config.patch_functions);
   g_process.max_functions = g_process.header->max_functions;
   g_process.symbols = g_view.symbols();
   return true;

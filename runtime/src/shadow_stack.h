@@ -9,21 +9,20 @@
 // no slot yet, a stack deeper than its stored frames, an exit that does not
 // match the top frame (longjmp, an exception through C frames).
 //
-// A function not selected for tracing (LIMPWATCH_SELECT) costs one load of
-// the function index and one compare: enter and exit both read the entry at
-// the function's home position (HomeEntry) and return when it is the
-// function's "unselected" word, before they touch the thread's state (guard,
-// status, top frame). Its time stays in its caller's self time. Anything else
-// goes on to the full path, a separate non-inlined function (so that the
-// hook itself needs no stack frame and saves no register), which first
-// finishes the probe: an unselected function that collided and sits further
-// along the index returns there, still without touching the thread's state;
-// an unknown one is registered.
+// A function not selected for tracing (LIMPWATCH_SELECT) costs one load
+// and one compare: enter and exit both read the function's slot of the
+// unselected filter (function_registry.h) and return when it holds the
+// function's address, before they touch the thread's state (guard, status,
+// top frame). Its time stays in its caller's self time. Anything else goes on
+// to the full path, a separate non-inlined function (so that the hook itself
+// needs no stack frame and saves no register), which probes the index: an
+// unselected function the filter missed (a collision, the filter off)
+// returns there, still without touching the thread's state; an unknown one
+// is registered.
 //
-// With LIMPWATCH_PATCH=1, an unselected function's compiler hook also notes
-// its call site, once, so that the call can be turned into a NOP
-// (patching/call_site_patcher.h); that check is one more load and branch on
-// the unselected path, until the call is gone.
+// With LIMPWATCH_PATCH=1 the filter stays off, so that every unselected
+// compiler hook reaches the full path, which notes its call site, once, for
+// the call to be turned into a NOP (patching/call_site_patcher.h).
 //
 // Re-selection while a function is on the stack:
 // - turned off while it runs: its exit is now a probe that returns, so its
@@ -106,7 +105,8 @@ LW_HOT void NoteUnselectedHook(uint64_t return_address, uint64_t address, patchi
   }
 }
 
-// The full paths. `home` is the function's home entry, read by the caller.
+// The full paths, taken when the filter did not answer "unselected". `home`
+// is the function's home entry in the index, read by the caller.
 [[gnu::no_instrument_function, gnu::noinline]] inline void RecordTracedEnter(uint64_t address, uint64_t home,
                                                                              uint64_t return_address = 0) {
   uint64_t id_field = IdFieldGivenHome(address, home);
@@ -127,7 +127,7 @@ LW_HOT void NoteUnselectedHook(uint64_t return_address, uint64_t address, patchi
 
 [[gnu::no_instrument_function, gnu::noinline]] inline void RecordTracedExit(uint64_t address, uint64_t home,
                                                                             uint64_t return_address = 0) {
-  if ((home >> shm::kFunctionIdBits) != address && IsUnselected(address)) {
+  if (IdFieldGivenHome(address, home) == kUnselectedIdField) {
     NoteUnselectedHook(return_address, address, patching::HookKind::kExit);
     return;
   }
@@ -149,21 +149,13 @@ LW_HOT void NoteUnselectedHook(uint64_t return_address, uint64_t address, patchi
 // `return_address`: where a compiler hook returns to, or 0 for every other
 // caller (scopes, patched entries).
 LW_HOT void RecordEnter(uint64_t address, uint64_t return_address = 0) {
-  uint64_t home = HomeEntry(address);
-  if (home == UnselectedEntry(address)) {
-    NoteUnselectedHook(return_address, address, patching::HookKind::kEnter);
-    return;
-  }
-  RecordTracedEnter(address, home, return_address);
+  if (FilteredAsUnselected(address)) return;
+  RecordTracedEnter(address, HomeEntry(address), return_address);
 }
 
 LW_HOT void RecordExit(uint64_t address, uint64_t return_address = 0) {
-  uint64_t home = HomeEntry(address);
-  if (home == UnselectedEntry(address)) {
-    NoteUnselectedHook(return_address, address, patching::HookKind::kExit);
-    return;
-  }
-  RecordTracedExit(address, home, return_address);
+  if (FilteredAsUnselected(address)) return;
+  RecordTracedExit(address, HomeEntry(address), return_address);
 }
 
 }  // namespace limpwatch::runtime

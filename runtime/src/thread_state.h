@@ -38,9 +38,20 @@ struct ThreadState {
   shm::IoBlock* io;  // this thread's I/O counters, for the interposed calls
   uint32_t slot_index;
   uint32_t reserved;
+  int* errno_address;  // this thread's errno, once ThreadErrno has looked it up
 };
 
 extern thread_local ThreadState t_thread [[gnu::tls_model("initial-exec")]];
+
+// The thread's errno. From outside the C library `errno` is a call to
+// __errno_location through the PLT; an interposed open or close reads and
+// restores it on every call, so its address is kept with the thread's state
+// (it never changes for the thread's life, and a forked child's thread
+// keeps its parent's TLS addresses).
+[[gnu::always_inline, gnu::no_instrument_function]] inline int& ThreadErrno(ThreadState& thread) {
+  if (__builtin_expect(thread.errno_address == nullptr, 0)) thread.errno_address = &errno;
+  return *thread.errno_address;
+}
 
 // limpwatch's own work on a thread of the program (a start-up constructor):
 // the hooks it runs into are ignored, and the program's errno is kept.
@@ -71,6 +82,11 @@ struct ProcessState {
   shm::SegmentHeader* header;
   shm::FunctionIndexEntry* function_index;  // never null: an empty table until the segment exists
   uint32_t function_index_mask;
+  // Process-private, direct-mapped: the addresses of registered functions
+  // that are not selected, at their index home positions (function_registry.h).
+  std::atomic<uint64_t>* unselected_filter;  // never null, like function_index
+  uint32_t unselected_filter_mask;
+  bool unselected_filter_enabled;  // off while hook call sites are learned (LIMPWATCH_PATCH)
   uint32_t max_functions;
   shm::SymbolEntry* symbols;
 };

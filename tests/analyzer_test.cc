@@ -212,6 +212,31 @@ TEST(PeerComparisonTest, AServerWhoseConnectionsLosePacketsIsIndictedOnNetwork) 
   ExpectIndictedByItsOwnMeasurement(SyntheticFault::kPacketLoss, 3, shm::Resource::kNetwork, kLostPacketsName);
 }
 
+// Under a heavy write load the trained thresholds of the vector metrics sit
+// far above what a few hundred ms of lost packets add to a server's profile
+// (seen on the test-bed): the losses are compared on their own, as a scalar.
+TEST(PeerComparisonTest, LostPacketsAreComparedOnTheirOwnAboveTrainedProfileThresholds) {
+  Thresholds deaf_profiles;
+  for (ComparedMetric metric : {ComparedMetric::kSamples, ComparedMetric::kCount, ComparedMetric::kTime}) {
+    deaf_profiles.Set("*", metric, 1e9);
+  }
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kPacketLoss;
+  cluster.faulty_server = 4;
+  ReplayResult result = Replay(cluster, {}, deaf_profiles);
+  ASSERT_FALSE(result.alarms.empty());
+  for (const Alarm& alarm : result.alarms) EXPECT_EQ(alarm.server, ServerName(4)) << AlarmToLogLine(alarm);
+  const Alarm& first = result.alarms.front();
+  EXPECT_EQ(first.metrics, std::vector<std::string>{"loss"}) << AlarmToLogLine(first);
+  EXPECT_EQ(first.resource, shm::Resource::kNetwork);
+  ASSERT_FALSE(first.top_functions.empty());
+  EXPECT_EQ(first.top_functions.front().name, kLostPacketsName);
+  // A healthy network's odd lost segment stays under the floor.
+  cluster.fault = SyntheticFault::kNone;
+  ReplayResult quiet = Replay(cluster, {}, deaf_profiles);
+  EXPECT_TRUE(quiet.alarms.empty()) << AlarmToLogLine(quiet.alarms.front());
+}
+
 TEST(PeerComparisonTest, AServerBehindASlowLinkIsIndictedOnNetworkByItsRoundTrip) {
   ExpectIndictedByItsOwnMeasurement(SyntheticFault::kNetworkDelay, 6, shm::Resource::kNetwork, kRoundTripName);
 }

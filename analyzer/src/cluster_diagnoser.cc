@@ -29,8 +29,9 @@ Metric VectorMetricOf(ComparedMetric metric) {
                                             : Metric::kTime;
 }
 
-// The [network round trip] feature's key: the rtt metric is read from it.
+// The keys of the features the rtt and loss metrics are read from.
 const uint32_t kRoundTripKey = FoldNameHash(shm::FunctionNameHash(kRoundTripName));
+const uint32_t kLostPacketsKey = FoldNameHash(shm::FunctionNameHash(kLostPacketsName));
 
 // A feature's self time (ms) in one summary, 0 when absent.
 double TimeOf(const PeerSummary& summary, uint32_t key) {
@@ -51,6 +52,8 @@ double ScalarOf(const PeerSummary& summary, ComparedMetric metric) {
     case ComparedMetric::kNcread: return summary.io.ncread_ms;
     case ComparedMetric::kRoundTrip:
       return summary.window_ticks == 0 ? 0 : TimeOf(summary, kRoundTripKey) / summary.window_ticks;
+    case ComparedMetric::kLoss:
+      return summary.window_ticks == 0 ? 0 : TimeOf(summary, kLostPacketsKey) / summary.window_ticks;
     default: return 0;
   }
 }
@@ -218,9 +221,12 @@ void ClusterDiagnoser::ScoreVectorMetric(ComparedMetric metric, const std::vecto
 void ClusterDiagnoser::ScoreScalarMetric(ComparedMetric metric, const std::vector<const PeerSummary*>& summaries,
                                          WindowResult* result) {
   std::vector<std::pair<const PeerSummary*, double>> members;
+  // A server with no I/O call of a kind, or no connection that moved bytes,
+  // has nothing to compare; one that lost no packet compares as 0.
+  bool zero_is_a_value = metric == ComparedMetric::kLoss;
   for (const PeerSummary* summary : summaries) {
     double value = ScalarOf(*summary, metric);
-    if (value > 0) members.push_back({summary, value});  // no calls of that kind: nothing to compare
+    if (value > 0 || zero_is_a_value) members.push_back({summary, value});
   }
   size_t count = members.size();
   if (count < 3) return;
@@ -391,11 +397,10 @@ Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state
     }
     disk_io |= metric == ComparedMetric::kDread || metric == ComparedMetric::kDwrite;
     network_io |= metric == ComparedMetric::kNsread || metric == ComparedMetric::kNcread ||
-                  metric == ComparedMetric::kRoundTrip;
-    if (metric == ComparedMetric::kRoundTrip) {
-      // A scalar has no components: the feature it is read from stands for it.
-      by_key[kRoundTripKey] += latest.score;
-    }
+                  metric == ComparedMetric::kRoundTrip || metric == ComparedMetric::kLoss;
+    // A scalar has no components: the feature it is read from stands for it.
+    if (metric == ComparedMetric::kRoundTrip) by_key[kRoundTripKey] += latest.score;
+    if (metric == ComparedMetric::kLoss) by_key[kLostPacketsKey] += latest.score;
   }
 
   std::vector<std::pair<uint32_t, double>> ranked(by_key.begin(), by_key.end());

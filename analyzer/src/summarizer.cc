@@ -11,6 +11,7 @@ namespace limpwatch::analyzer {
 namespace {
 
 const uint64_t kRoundTripHash = shm::FunctionNameHash(kRoundTripName);
+const uint64_t kLostPacketsHash = shm::FunctionNameHash(kLostPacketsName);
 constexpr double kErrorFeatureWeight = 1e12;
 
 }  // namespace
@@ -32,9 +33,11 @@ void Summarizer::Admit(const Window& window) {
       auto& state = sampled_[key];
       state.weight = std::max(state.weight, sample_weight);
     }
-    // The round trip is compared as a scalar on every server, small or not
-    // (cluster_diagnoser.cc): it always travels.
-    if (hash == kRoundTripHash) time_weight = std::max(time_weight, 1.0);
+    // The round trip and the losses are compared as scalars on every server,
+    // small or not (cluster_diagnoser.cc): they always travel.
+    if (hash == kRoundTripHash || (hash == kLostPacketsHash && totals.calls > 0)) {
+      time_weight = std::max(time_weight, 1.0);
+    }
     // So do failed calls, however few, ahead of any function when room is
     // short: the peers compare their counts (error_features.h).
     if (totals.calls > 0 && IsErrorFeatureHash(hash)) time_weight = kErrorFeatureWeight;

@@ -8,8 +8,8 @@
 namespace limpwatch::analyzer {
 namespace {
 
-constexpr const char* kMetricNames[kComparedMetricCount] = {"samples", "count",  "time",   "dread",
-                                                            "dwrite",  "nsread", "ncread", "rtt"};
+constexpr const char* kMetricNames[kComparedMetricCount] = {"samples", "count",  "time", "dread", "dwrite",
+                                                            "nsread",  "ncread", "rtt",  "loss"};
 
 }  // namespace
 
@@ -34,6 +34,10 @@ double DefaultThresholdFloor(ComparedMetric metric) {
     case ComparedMetric::kCount: return 200;    // calls per window
     case ComparedMetric::kTime: return 200;     // ms of self time per window
     case ComparedMetric::kRoundTrip: return 10;  // ms: a loaded healthy loopback connection shows up to 8
+    // ms of [lost packets] a tick: ten segments out of order, or two
+    // retransmission timeouts in a 4-tick window, above a healthy server's
+    // occasional one.
+    case ComparedMetric::kLoss: return 100;
     default: return 1.0;                        // ms per I/O call
   }
 }

@@ -18,10 +18,11 @@
 namespace limpwatch::analyzer {
 
 // What peers compare: three vector metrics (per function), seed 001's four
-// I/O service times and the round trip of the server's TCP connections
-// (scalars: a server against its peers' median). The round trip travels as
-// the [network round trip] feature of the time vector (tick_record.h), its
-// per-tick mean is the scalar: no field of the wire format is needed.
+// I/O service times, the round trip of the server's TCP connections and
+// the packets they lost (scalars: a server against its peers' median). The
+// round trip and the losses travel as the [network round trip] and [lost
+// packets] features of the time vector (tick_record.h), their per-tick means
+// are the scalars: no field of the wire format is needed.
 enum class ComparedMetric : uint8_t {
   kSamples = 0,
   kCount = 1,
@@ -31,8 +32,9 @@ enum class ComparedMetric : uint8_t {
   kNsread = 5,
   kNcread = 6,
   kRoundTrip = 7,
+  kLoss = 8,
 };
-inline constexpr int kComparedMetricCount = 8;
+inline constexpr int kComparedMetricCount = 9;
 
 const char* ComparedMetricName(ComparedMetric metric);
 std::optional<ComparedMetric> ParseComparedMetric(std::string_view name);

@@ -80,7 +80,8 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
         if (faulty && (cluster.fault == SyntheticFault::kPacketLoss || cluster.fault == SyntheticFault::kCpuShared) &&
             function.lost_packets) {
           calls *= 100.0;
-          self_ms *= 100.0;
+          // A lossy link costs 0.7-17 s a second on the test-bed (mostly retransmission timeouts).
+          self_ms *= cluster.fault == SyntheticFault::kPacketLoss ? 600.0 : 100.0;
         }
         if (faulty && cluster.fault == SyntheticFault::kIdleSplit && function.idle) {
           self_ms *= &function == &kFunctions[std::size(kFunctions) - 1] ? 0.2 : 1.8;

@@ -21,7 +21,8 @@ enum class SyntheticFault {
   kNetworkCount,  // receive calls return less data: many more of them, more kernel samples
   kIdleSplit,     // the waiting threads' time moves from one idle function to another
   kCpuStarved,    // the server's threads wait for a CPU 8x longer (a quota, a competing process)
-  kPacketLoss,    // the server's TCP connections lose 100x more packets (a bad link, a dropping switch port)
+  kPacketLoss,    // the server's TCP connections lose 100x more packets, 600x the time (a bad link, a
+                  // dropping switch port: mostly retransmission timeouts)
   kCpuShared,     // spinners share the server's CPU: its threads wait 8x longer for it, its
                   // receive calls return less data each, so there are many more of them, and
                   // its late-drained sockets drop packets (100x more lost)

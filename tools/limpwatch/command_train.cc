@@ -60,7 +60,9 @@ int RunTrain(const std::vector<std::string>& args) {
 
   std::map<std::pair<std::string, analyzer::ComparedMetric>, std::vector<double>> scores;
   for (const analyzer::WindowResult& window : result.windows) {
-    for (const analyzer::MetricScore& score : window.scores) scores[{score.server, score.metric}].push_back(score.score);
+    for (const analyzer::MetricScore& score : window.scores) {
+      if (analyzer::IsTrainedMetric(score.metric)) scores[{score.server, score.metric}].push_back(score.score);
+    }
   }
   analyzer::Thresholds thresholds;
   std::map<analyzer::ComparedMetric, double> largest;

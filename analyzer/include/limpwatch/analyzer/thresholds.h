@@ -40,6 +40,13 @@ const char* ComparedMetricName(ComparedMetric metric);
 std::optional<ComparedMetric> ParseComparedMetric(std::string_view name);
 bool IsVectorMetric(ComparedMetric metric);
 
+// False for loss, which `limpwatch train` leaves to the default rule: how
+// many packets healthy connections lose depends on the workload far more
+// than on the server (on the test-bed a read load loses ten times what a
+// write load does), so a threshold learnt over several workloads is too high
+// for the lighter ones. A thresholds file may still set one.
+bool IsTrainedMetric(ComparedMetric metric);
+
 // The unit in which thresholds are searched (seed 000 searched integers).
 double ThresholdResolution(ComparedMetric metric);
 

@@ -22,8 +22,8 @@
 namespace limpwatch::runtime {
 
 namespace {
-// Until the segment exists the hot path's index probe (IsUnselected) reads
-// this empty one-entry table, finds nothing and takes the full path.
+// Until the segment exists the full path's index probe reads this empty
+// one-entry table and finds nothing.
 constinit shm::FunctionIndexEntry g_empty_function_index[1] = {};
 // Holds no address, so until the real filter exists every probe misses.
 constinit std::atomic<uint64_t> g_empty_unselected_filter[1] = {};

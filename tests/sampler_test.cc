@@ -22,12 +22,23 @@ uint32_t Source(const shm::Snapshot& snapshot) { return snapshot.samples.source;
 
 double Ratio(uint64_t a, uint64_t b) { return b == 0 ? 0.0 : double(a) / double(b); }
 
-// The split test programs spend twice as much CPU in burn_two as in burn_one.
-void ExpectTwoToOne(const shm::Snapshot& snapshot) {
+// The split program spends about twice as much CPU in burn_two as in
+// burn_one, and prints the CPU seconds each really took: the sampled split
+// must match that one within ten percent.
+void ExpectSampledSplitMatchesMeasured(const SampledRun& sampled) {
+  double two_seconds = 0, one_seconds = 0;
+  ASSERT_EQ(std::sscanf(sampled.run.out.c_str(), "burn_two %lf burn_one %lf", &two_seconds, &one_seconds), 2)
+      << sampled.run.out;
+  ASSERT_GT(one_seconds, 0.0);
+  double measured = two_seconds / one_seconds;
+  // Same loop, twice the iterations: a split far from 2:1 means the program
+  // did not run as written, and the check below would prove nothing.
+  ASSERT_NEAR(measured, 2.0, 0.6) << sampled.run.out;
+  const shm::Snapshot& snapshot = sampled.snapshot;
   uint64_t two = SamplesOf(snapshot, "burn_two");
   uint64_t one = SamplesOf(snapshot, "burn_one");
   EXPECT_GE(one, 200u) << DescribeSamples(snapshot);
-  EXPECT_NEAR(Ratio(two, one), 2.0, 0.2) << DescribeSamples(snapshot);
+  EXPECT_NEAR(Ratio(two, one), measured, measured / 10) << "measured " << sampled.run.out << DescribeSamples(snapshot);
   // Nearly every sample is in one of the two.
   EXPECT_GE(two + one, snapshot.samples.samples_total * 9 / 10) << DescribeSamples(snapshot);
 }
@@ -37,7 +48,7 @@ TEST(SamplerTest, TwoToOneSplitOfCpuIsSampledWithinTenPercent) {
   SegmentCleanup cleanup(sampled.name);
   EXPECT_EQ(Source(sampled.snapshot), uint32_t(shm::SampleSource::kPerfCpuClock)) << sampled.run.err;
   EXPECT_EQ(sampled.snapshot.samples.rate_hz, 1000u);
-  ExpectTwoToOne(sampled.snapshot);
+  ExpectSampledSplitMatchesMeasured(sampled);
   // Keyed like the traced functions, so the analyzer joins samples with calls.
   const shm::SampledFunctionRecord* two = Sampled(sampled.snapshot, "burn_two");
   ASSERT_NE(two, nullptr);
@@ -45,7 +56,8 @@ TEST(SamplerTest, TwoToOneSplitOfCpuIsSampledWithinTenPercent) {
   EXPECT_EQ(two->image, "sampled_work");
   EXPECT_EQ(two->image_kind, shm::ImageKind::kExecutable);
   // Rings hold seconds of samples: even a starved reader loses few.
-  EXPECT_LE(sampled.snapshot.samples.samples_lost, sampled.snapshot.samples.samples_total / 20);
+  EXPECT_LE(sampled.snapshot.samples.samples_lost, sampled.snapshot.samples.samples_total / 20)
+      << DescribeSamples(sampled.snapshot);
   // Root with perf allowed: the sampler starts without a word.
   EXPECT_EQ(sampled.run.err, "");
 }
@@ -196,7 +208,7 @@ TEST(SamplerTest, RefusedPerfEventOpenFallsBackToSigprofWithOneLogLine) {
   EXPECT_NE(lines[0].find("SIGPROF"), std::string::npos) << lines[0];
   EXPECT_EQ(lines[0].rfind("limpwatch[" + std::to_string(sampled.run.pid) + "]: ", 0), 0u) << lines[0];
   // The fallback samples for real.
-  ExpectTwoToOne(sampled.snapshot);
+  ExpectSampledSplitMatchesMeasured(sampled);
 }
 
 TEST(SamplerTest, ProgramThatInstallsItsOwnSigprofHandlerKeepsItsProfiler) {

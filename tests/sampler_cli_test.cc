@@ -52,7 +52,9 @@ TEST(SamplerCliTest, DumpPrintsTheProfileAsApplicationImageFunctionSamples) {
   EXPECT_NE(dump.out.find("SAMPLES (CPU time per function, since the start)\n"
                           "sampler perf cpu-clock, " +
                           std::to_string(samples.rate_hz) +
-                          " Hz per thread of CPU time, kernel samples included, callchains\n"
+                          " Hz per thread of CPU time, kernel samples included, callchains" +
+                          ((samples.flags & shm::kSamplesPerCpuEvents) ? ", per-CPU events" : ", per-thread events") +
+                          "\n"
                           "samples " +
                           std::to_string(samples.samples_total) + "  lost " + std::to_string(samples.samples_lost) +
                           "  unknown " + std::to_string(samples.samples_unknown) + "\n"),
@@ -78,12 +80,14 @@ TEST(SamplerCliTest, DumpJsonCarriesSourceRateLossesAndRows) {
   std::smatch match;
   std::regex header(
       "\"samples\": \\{\\s*\"source\": \"perf cpu-clock\",\\s*\"rate_hz\": 300,\\s*\"kernel_included\": true,\\s*"
-      "\"callchains\": true,\\s*\"node_profile\": false,\\s*\"samples\": ([0-9]+),\\s*\"lost\": ([0-9]+),\\s*"
+      "\"callchains\": true,\\s*\"node_profile\": false,\\s*\"events\": \"(per-cpu|per-thread)\",\\s*"
+      "\"samples\": ([0-9]+),\\s*\"lost\": ([0-9]+),\\s*"
       "\"unknown\": ([0-9]+),");
   ASSERT_TRUE(std::regex_search(dump.out, match, header)) << dump.out;
-  EXPECT_EQ(std::stoull(match[1]), samples.samples_total);
-  EXPECT_EQ(std::stoull(match[2]), samples.samples_lost);
-  EXPECT_EQ(std::stoull(match[3]), samples.samples_unknown);
+  EXPECT_EQ(match[1], (samples.flags & shm::kSamplesPerCpuEvents) ? "per-cpu" : "per-thread");
+  EXPECT_EQ(std::stoull(match[2]), samples.samples_total);
+  EXPECT_EQ(std::stoull(match[3]), samples.samples_lost);
+  EXPECT_EQ(std::stoull(match[4]), samples.samples_unknown);
   std::regex row(
       "\\{\\s*\"application\": \"sampled_work\",\\s*\"image\": \"sampled_work\",\\s*\"image_kind\": "
       "\"executable\",\\s*\"function\": \"burn_two\",\\s*\"name_hash\": \"[0-9a-f]{16}\",\\s*\"samples\": "
@@ -141,7 +145,7 @@ TEST(SamplerCliTest, NodeKernelProfileIsPrintedApart) {
   SegmentCleanup cleanup(sampled.name);
   CapturedRun dump = Cli({"dump", sampled.name});
   ASSERT_EQ(dump.exit_status, 0) << dump.err;
-  EXPECT_NE(dump.out.find(", node kernel profile\n"), std::string::npos) << dump.out;
+  EXPECT_NE(dump.out.find(", node kernel profile, per-"), std::string::npos) << dump.out;
   EXPECT_EQ(dump.out.find("note: kernel work done for this server in softirq context"), std::string::npos);
   size_t node = dump.out.find("NODE KERNEL PROFILE (all CPUs, any task)  samples " +
                               std::to_string(sampled.snapshot.samples.node_samples_total) + "  idle " +

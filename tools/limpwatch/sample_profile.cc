@@ -17,6 +17,7 @@ SampleProfile Settings(const shm::SampleSnapshot& samples) {
   profile.kernel_included = (samples.flags & shm::kSamplesIncludeKernel) != 0;
   profile.callchains = (samples.flags & shm::kSamplesHaveCallchains) != 0;
   profile.node_profile = (samples.flags & shm::kSamplesNodeProfile) != 0;
+  profile.per_cpu_events = (samples.flags & shm::kSamplesPerCpuEvents) != 0;
   return profile;
 }
 

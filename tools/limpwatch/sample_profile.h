@@ -37,6 +37,7 @@ struct SampleProfile {
   bool kernel_included = false;
   bool callchains = false;
   bool node_profile = false;
+  bool per_cpu_events = false;  // one event per CPU for every task, this process's samples kept
   uint64_t samples = 0;  // the process's samples
   uint64_t lost = 0;
   uint64_t unknown = 0;

@@ -45,6 +45,9 @@ void WriteSampleProfileJson(JsonWriter* json, const SampleProfile& profile) {
   json->Field("kernel_included", profile.kernel_included);
   json->Field("callchains", profile.callchains);
   json->Field("node_profile", profile.node_profile);
+  if (profile.source != shm::SampleSource::kSigprofTimer && profile.source != shm::SampleSource::kOff) {
+    json->Field("events", profile.per_cpu_events ? "per-cpu" : "per-thread");
+  }
   json->Field("samples", profile.samples);
   json->Field("lost", profile.lost);
   json->Field("unknown", profile.unknown);

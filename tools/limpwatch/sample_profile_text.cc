@@ -19,6 +19,9 @@ std::string SettingsLine(const SampleProfile& profile) {
     line += profile.kernel_included ? ", kernel samples included" : ", user space only";
     if (profile.callchains) line += ", callchains";
     if (profile.node_profile) line += ", node kernel profile";
+    if (profile.source != shm::SampleSource::kSigprofTimer) {
+      line += profile.per_cpu_events ? ", per-CPU events" : ", per-thread events";
+    }
   }
   line += "\nsamples " + std::to_string(profile.samples) + "  lost " + std::to_string(profile.lost) +
           "  unknown " + std::to_string(profile.unknown) + "\n";

@@ -62,6 +62,7 @@ struct SamplerState {
   shm::SampleSource source = shm::SampleSource::kOff;
   uint32_t flags = 0;
   PerfEventKind kind;
+  bool per_cpu_events = false;  // see EventPlacement
   size_t ring_pages = 0;
   std::unique_ptr<PerfEventSet> process_events;
   std::unique_ptr<PerfEventSet> node_events;
@@ -108,18 +109,46 @@ void PublishSource(const SamplerState& state) {
                       std::memory_order_release);
 }
 
-// Opens the process's perf events on `tasks`. Returns false with *problem.
+// Opens the process's perf events: one per CPU for every task, or one per
+// (task of `tasks`, CPU), as state->per_cpu_events says. Returns false with
+// *problem.
 bool StartPerf(SamplerState* state, const std::vector<pid_t>& tasks, std::string* problem) {
   perf_event_attr attributes =
       ProcessEventAttributes(state->kind, state->config.rate_hz, state->ring_pages * size_t(sysconf(_SC_PAGESIZE)));
   std::string error;
-  auto events = PerfEventSet::OpenForTasks(attributes, state->ring_pages, tasks, &error);
+  std::unique_ptr<PerfEventSet> events;
+  if (state->per_cpu_events) {
+    // Every task's samples arrive; DrainLocked keeps this process's.
+    attributes.inherit = 0;
+    attributes.inherit_thread = 0;
+    events = PerfEventSet::OpenSystemWide(attributes, state->ring_pages, &error);
+  } else {
+    events = PerfEventSet::OpenForTasks(attributes, state->ring_pages, tasks, &error);
+  }
   if (!events || !events->Enable(&error)) {
     *problem = error;
     return false;
   }
   state->process_events = std::move(events);
   return true;
+}
+
+// Per-CPU events first where the placement allows them; per thread when
+// they are not wanted or not granted. Returns false with *problem.
+bool StartProcessEvents(SamplerState* state, size_t cpu_count, std::string* problem) {
+  EventPlacement placement = state->config.placement;
+  bool try_per_cpu = placement == EventPlacement::kPerCpu ||
+                     (placement == EventPlacement::kAuto && cpu_count <= kMaxCpusForPerCpuEvents);
+  if (try_per_cpu) {
+    state->per_cpu_events = true;
+    std::string refusal;
+    if (StartPerf(state, {}, &refusal)) return true;
+    if (placement == EventPlacement::kPerCpu) {
+      LogLine("LIMPWATCH_SAMPLE_EVENTS=cpu refused (" + refusal + "); one event per thread instead");
+    }
+  }
+  state->per_cpu_events = false;
+  return StartPerf(state, ProcessTasks(), problem);
 }
 
 // The node's kernel profile: refused, with a reason, unless root and perf.
@@ -153,10 +182,11 @@ void StartSources(SamplerState* state) {
   if (probe.granted) {
     state->kind = probe.kind;
     state->ring_pages = RingPagesFor(rate, probe.kind.callchain);
-    if (StartPerf(state, ProcessTasks(), &perf_problem)) {
+    if (StartProcessEvents(state, cpus.size(), &perf_problem)) {
       state->source = probe.kind.source;
       state->flags = (probe.kind.kernel ? shm::kSamplesIncludeKernel : 0u) |
-                     (probe.kind.kernel && probe.kind.callchain ? shm::kSamplesHaveCallchains : 0u);
+                     (probe.kind.kernel && probe.kind.callchain ? shm::kSamplesHaveCallchains : 0u) |
+                     (state->per_cpu_events ? shm::kSamplesPerCpuEvents : 0u);
     }
   } else {
     perf_problem = "perf_event_open refused: " + ErrnoText(probe.refusal_errno);
@@ -187,6 +217,7 @@ void StartSources(SamplerState* state) {
     LogLine("CPU sampling with " + SourceName(state->source) + " at " + std::to_string(rate) + " Hz" +
             ((state->flags & shm::kSamplesIncludeKernel) ? ", kernel included" : ", user space only") +
             ((state->flags & shm::kSamplesNodeProfile) ? ", node kernel profile" : "") +
+            (state->per_cpu_events ? ", per-CPU events" : ", per-thread events") +
             (state->process_events ? ", " + std::to_string(state->process_events->event_count()) + " perf events"
                                    : std::string()));
   }

@@ -35,6 +35,15 @@ SamplerConfig ReadSamplerConfig(std::vector<std::string>* problems) {
       problems->push_back(std::string("LIMPWATCH_SAMPLE_SYSTEM='") + value + "' is not 0/1, yes/no or true/false");
     }
   }
+  if (const char* value = Get("LIMPWATCH_SAMPLE_EVENTS")) {
+    if (!std::strcmp(value, "cpu")) {
+      config.placement = EventPlacement::kPerCpu;
+    } else if (!std::strcmp(value, "thread")) {
+      config.placement = EventPlacement::kPerThread;
+    } else if (std::strcmp(value, "auto") != 0) {
+      problems->push_back(std::string("LIMPWATCH_SAMPLE_EVENTS='") + value + "' is not auto, cpu or thread; placing them automatically");
+    }
+  }
   return config;
 }
 

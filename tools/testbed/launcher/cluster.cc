@@ -108,7 +108,8 @@ bool StartServer(TestbedState* state, StateRecord* server, std::string* error) {
   StateRecord* cluster = state->Cluster();
   std::string alias = server->Get("alias");
   SpawnOptions options;
-  options.program = cluster->Get("tools") + "/limpwatch-testbed-server";
+  options.program = cluster->Get("server_program");
+  if (options.program.empty()) options.program = cluster->Get("tools") + "/limpwatch-testbed-server";
   options.arguments = {"--config", cluster->Get("config"), "--alias", alias};
   options.unset_environment = {"LIMPWATCH_NAME",        "LIMPWATCH_SELF", "LIMPWATCH_PEERS",
                                "LIMPWATCH_PVFS_CONFIG", "LIMPWATCH_KEEP", "LIMPWATCH_DISABLE"};
@@ -180,6 +181,7 @@ bool StartCluster(const ClusterSettings& settings, TestbedState* state, JsonLine
     cluster.Set("peer_source", settings.peer_source);
     cluster.Set("keep", settings.keep_segments ? "1" : "0");
     cluster.Set("tools", ExecutableDirectory());
+    cluster.Set("server_program", settings.server_program);
     cluster.Set("next_fault_id", 1);
   }
   for (uint32_t i = 0; i < settings.servers; ++i) {

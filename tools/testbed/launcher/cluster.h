@@ -37,6 +37,7 @@ struct ClusterSettings {
   int small_fs_server = -1;       // this server's storage is a size-limited tmpfs
   uint64_t small_fs_mib = 0;
   std::string peer_source = "config";  // config: LIMPWATCH_PVFS_CONFIG, peers: LIMPWATCH_PEERS
+  std::string server_program;          // empty: the traced server beside the launcher
 };
 
 // Starts every server and waits until each answers a PING. On failure (or a

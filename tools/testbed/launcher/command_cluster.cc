@@ -130,6 +130,15 @@ int CommandStart(CommandLine* flags) {
   settings.keep_segments = flags->Has("keep");
   settings.peer_source = flags->GetString("peer-source", "config");
   bool foreground = flags->Has("foreground");
+  // Another build of the server (an uninstrumented one, for overhead runs).
+  std::string server_program = flags->GetString("server-program", "");
+  if (!server_program.empty()) {
+    char resolved_program[PATH_MAX];
+    if (realpath(server_program.c_str(), resolved_program) == nullptr || access(resolved_program, X_OK) != 0) {
+      return Fail("start", "--server-program " + server_program + " is not an executable file", 2);
+    }
+    settings.server_program = resolved_program;
+  }
   std::string small_fs = flags->GetString("small-fs", "");
   if (!small_fs.empty() && !ParseSmallFs(small_fs, &settings.small_fs_server, &settings.small_fs_mib)) {
     return Fail("start", "--small-fs is INDEX:MIB with 8-65536 MiB", 2);

@@ -5,6 +5,7 @@
 //                           [--flow-buffer-kib 1024] [--flow-buffers 4] [--stripe-kib 1024]
 //                           [--workers 4] [--storage-threads 2] [--buffered] [--no-sync-meta]
 //                           [--keep] [--small-fs I:MIB] [--peer-source config|peers] [--foreground]
+//                           [--server-program PATH]
 //   limpwatch-testbed stop --dir D [--remove]
 //   limpwatch-testbed status --dir D
 //   limpwatch-testbed restart-server --dir D --server I

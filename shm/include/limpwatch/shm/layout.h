@@ -373,6 +373,7 @@ enum SampleFlags : uint32_t {
   kSamplesIncludeKernel = 1u << 0,  // the process's kernel-mode samples are recorded
   kSamplesHaveCallchains = 1u << 1, // kernel samples name their innermost user frame
   kSamplesNodeProfile = 1u << 2,    // kNodeKernel entries are being recorded
+  kSamplesPerCpuEvents = 1u << 3,   // one event per CPU for every task, this process's samples kept
 };
 
 // One function seen by the sampler, keyed by the hash of its name, so that a

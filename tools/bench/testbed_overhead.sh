@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# limpwatch's overhead on the test-bed's metadata-heavy postmark load,
+# measured side by side on 4 servers on loopback:
+#   plain      limpwatch-testbed-server-plain: the same server code, not
+#              instrumented, not linked with liblimpwatch
+#   full       the traced server, every function traced, analyzer on
+#   selected   the traced server with `limpwatch select`'s choice
+#   patched    selected, plus LIMPWATCH_PATCH=1 (unselected hook calls NOPs)
+# The clients are the same in every variant (LIMPWATCH_DISABLE=1), so only
+# the servers differ. What is compared: the servers' CPU time over the
+# workload (every thread's run time from /proc/PID/task/*/schedstat, in ns)
+# and the workload's elapsed time. Each round runs every variant on a fresh
+# cluster, one after the other, so a change in the machine's load hits them
+# alike; the verdict is the median of the per-round ratios to plain.
+#
+# Two storage set-ups:
+#   disk     storage on the disk, metadata synced on every change, as PVFS
+#            does: the realistic case
+#   memory   storage on tmpfs (/dev/shm), no metadata sync: the servers are
+#            CPU-bound, the worst case for tracing
+# Usage: testbed_overhead.sh BUILD_DIR [ROUNDS] [FILES] [disk|memory]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:?usage: testbed_overhead.sh BUILD_DIR [ROUNDS] [FILES] [disk|memory]}
+rounds=${2:-7}
+files=${3:-1000}
+storage=${4:-disk}
+transactions=$((files * 3))
+case $storage in
+  disk) base=$(mktemp -d /var/tmp/limpwatch-overhead-XXXXXX); start_flags=() ;;
+  memory) base=$(mktemp -d /dev/shm/limpwatch-overhead-XXXXXX); start_flags=(--no-sync-meta) ;;
+  *) echo "testbed_overhead: storage is disk or memory, not $storage" >&2; exit 2 ;;
+esac
+cmake --build "$build" --target limpwatch-testbed limpwatch-testbed-server-plain limpwatch_cli >/dev/null
+testbed=$build/tools/testbed/limpwatch-testbed
+client=$build/tools/testbed/limpwatch-testbed-client
+plain_server=$build/tools/testbed/limpwatch-testbed-server-plain
+limpwatch=$build/tools/limpwatch/limpwatch
+cluster=$base/cluster
+prefix="ovh$$-"
+cleanup() {
+  "$testbed" stop --dir "$cluster" --remove >/dev/null 2>&1 || true
+  rm -rf "$base"
+}
+trap cleanup EXIT
+
+export LIMPWATCH_ANALYZE=1 LIMPWATCH_QUIET=1 LIMPWATCH_MANIFEST="$root/tools/testbed/testbed.manifest"
+
+start_cluster() {  # server program (empty: the traced one), then the servers' environment
+  local program=$1
+  shift
+  env "$@" "$testbed" start --dir "$cluster" --servers 4 --base-port 0 --name-prefix "$prefix" "${start_flags[@]}" \
+    ${program:+--server-program "$program"} >"$base/start.json"
+}
+stop_cluster() { "$testbed" stop --dir "$cluster" --remove >/dev/null; }
+server_pids() { grep -o '"pid":[0-9]*' "$base/start.json" | cut -d: -f2; }
+# Run time of every thread of the servers, in ns.
+servers_cpu_ns() {
+  local total=0 pid task
+  for pid in $(server_pids); do
+    for task in /proc/"$pid"/task/*/schedstat; do
+      read -r ns _ <"$task" && total=$((total + ns))
+    done
+  done
+  echo "$total"
+}
+workload() {
+  LIMPWATCH_DISABLE=1 "$client" --config "$cluster/fs.conf" postmark --files "$files" --transactions "$transactions" \
+    | grep '"event":"done"' | grep -o '"seconds":[0-9.]*' | head -1 | cut -d: -f2
+}
+
+# The choice: profiles of a fully traced run, one per server, then select.
+start_cluster ""
+workload >/dev/null
+i=0
+for pid in $(server_pids); do
+  "$limpwatch" dump "$pid" --json >"$base/profile$i.json"
+  i=$((i + 1))
+done
+stop_cluster
+"$limpwatch" select "$base"/profile*.json -o "$base/selection" | tail -2
+echo "selection: $(grep -c '^include' "$base/selection") functions"
+
+declare -A times cpu_times
+run() {  # variant, server program (empty: the traced one), then the servers' environment
+  local variant=$1
+  shift
+  start_cluster "$@"
+  sleep 1  # past the servers' start-up
+  local before after seconds
+  before=$(servers_cpu_ns)
+  seconds=$(workload)
+  after=$(servers_cpu_ns)
+  stop_cluster
+  times[$variant]+="$seconds "
+  cpu_times[$variant]+="$(awk -v a="$after" -v b="$before" 'BEGIN { printf "%.4f", (a - b) / 1e9 }') "
+}
+variants=(plain full selected patched)
+for ((round = 1; round <= rounds; ++round)); do
+  run plain "$plain_server"
+  run full ""
+  run selected "" LIMPWATCH_SELECT="$base/selection"
+  run patched "" LIMPWATCH_SELECT="$base/selection" LIMPWATCH_PATCH=1
+  printf '\rround %d of %d' "$round" "$rounds" >&2
+done
+echo >&2
+
+median() { tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+minimum() { tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -g | head -1; }
+round_ratios() {
+  paste -d' ' <(tr ' ' '\n' <<<"$1" | grep -v '^$') <(tr ' ' '\n' <<<"$2" | grep -v '^$') | awk '{ printf "%s ", $1 / $2 }'
+}
+printf '%d interleaved rounds, postmark %d files x %d transactions, storage %s, load %s\n' "$rounds" "$files" \
+  "$transactions" "$storage" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-9s %9s %9s %9s   %9s %9s %9s\n' variant elapsed minimum "per-round" "server" minimum "per-round"
+printf '%-9s %9s %9s %9s   %9s %9s %9s\n' "" "(median)" "" "ratio" "cpu (med)" "" "ratio"
+for variant in "${variants[@]}"; do
+  line=$(printf '%-9s' "$variant")
+  for kind in times cpu_times; do
+    declare -n samples=$kind
+    line+=$(printf ' %9.3f %9.3f %9.3f  ' "$(median "${samples[$variant]}")" "$(minimum "${samples[$variant]}")" \
+      "$(median "$(round_ratios "${samples[$variant]}" "${samples[plain]}")")")
+  done
+  echo "$line"
+done
+# The verdict: the median of the per-round ratios to plain.
+for variant in selected patched full; do
+  target=1.05
+  [[ $variant == full ]] && target=1.30
+  for kind in times cpu_times; do
+    declare -n samples=$kind
+    label=elapsed
+    [[ $kind == cpu_times ]] && label="server cpu"
+    r=$(median "$(round_ratios "${samples[$variant]}" "${samples[plain]}")")
+    awk -v name="$variant" -v label="$label" -v r="$r" -v t="$target" \
+      'BEGIN { printf "%s / plain, median per-round ratio of %s: %.3f (target <= %.2f): %s\n", name, label, r, t,
+                      r <= t ? "met" : "NOT met" }'
+  done
+done

@@ -158,6 +158,31 @@ TEST(PeerComparisonTest, DiskTimeAnomalyIsIndictedWithinKWindowsWithItsFunctions
               std::find(first.metrics.begin(), first.metrics.end(), "dread") != first.metrics.end());
 }
 
+TEST(PeerComparisonTest, AlarmOnServiceTimesAloneNamesTheFunctionsAbovePeers) {
+  // The function metrics are out of reach: only the disk service times can
+  // fire, and they carry no functions of their own.
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kDiskTime;
+  Thresholds thresholds;
+  for (ComparedMetric metric : {ComparedMetric::kSamples, ComparedMetric::kCount, ComparedMetric::kTime}) {
+    thresholds.Set("*", metric, 1e12);
+  }
+  ReplayResult result = Replay(cluster, {}, thresholds);
+  ASSERT_FALSE(result.alarms.empty());
+  const Alarm& first = result.alarms.front();
+  EXPECT_EQ(first.server, ServerName(cluster.faulty_server));
+  for (const std::string& metric : first.metrics) EXPECT_TRUE(metric == "dread" || metric == "dwrite") << metric;
+  EXPECT_EQ(first.resource, shm::Resource::kDisk);
+  // Named from the window: the storage functions, where the faulty server
+  // spent more time than its peers.
+  std::vector<std::string> storage_names = testing::StorageFunctionNames();
+  std::set<std::string> storage(storage_names.begin(), storage_names.end());
+  ASSERT_GE(first.top_functions.size(), 2u) << AlarmToLogLine(first);
+  EXPECT_TRUE(storage.count(first.top_functions[0].name)) << AlarmToLogLine(first);
+  EXPECT_TRUE(storage.count(first.top_functions[1].name)) << AlarmToLogLine(first);
+  EXPECT_GT(first.top_functions[0].score, 0.0);
+}
+
 TEST(PeerComparisonTest, NetworkReceiveAnomalyIsIndictedOnNetwork) {
   SyntheticCluster cluster;
   cluster.fault = SyntheticFault::kNetworkCount;

@@ -367,6 +367,30 @@ shm::Resource DirectlyMeasuredShortage(const std::string& server, const std::vec
   return shm::Resource::kUnknown;
 }
 
+// The self time (ms) by which `server`'s functions exceeded their peers'
+// median in this window, for the functions where it did. A peer without a
+// function spent no time in it.
+std::unordered_map<uint32_t, double> TimeAbovePeers(const std::string& server,
+                                                    const std::vector<const PeerSummary*>& summaries) {
+  std::unordered_map<uint32_t, double> above;
+  const PeerSummary* own = nullptr;
+  for (const PeerSummary* summary : summaries) {
+    if (summary->node == server) own = summary;
+  }
+  const std::vector<Feature>* own_times = own == nullptr ? nullptr : FeaturesOf(*own, Metric::kTime);
+  if (own_times == nullptr) return above;
+  std::vector<double> peers;
+  for (const Feature& feature : *own_times) {
+    peers.clear();
+    for (const PeerSummary* summary : summaries) {
+      if (summary != own) peers.push_back(TimeOf(*summary, feature.key));
+    }
+    double excess = feature.value - (peers.empty() ? 0.0 : Median(peers));
+    if (excess > 0) above[feature.key] = excess;
+  }
+  return above;
+}
+
 }  // namespace
 
 Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state,
@@ -402,6 +426,12 @@ Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state
     if (metric == ComparedMetric::kRoundTrip) by_key[kRoundTripKey] += latest.score;
     if (metric == ComparedMetric::kLoss) by_key[kLostPacketsKey] += latest.score;
   }
+  // Only I/O service times fired: they carry no functions, so the functions
+  // named are those where the server spent more time than its peers in this
+  // window. They are shown, but the resource still follows the metrics that
+  // fired (rule 2), as it did before they were named.
+  bool named_from_window = by_key.empty();
+  if (named_from_window) by_key = TimeAbovePeers(server, summaries);
 
   std::vector<std::pair<uint32_t, double>> ranked(by_key.begin(), by_key.end());
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
@@ -444,7 +474,7 @@ Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state
   for (int resource = 1; resource < 6; ++resource) {
     if (resource_weight[resource] > resource_weight[best]) best = resource;
   }
-  if (best != 0 && classified >= 0.3 * total && resource_weight[best] >= 0.5 * classified) {
+  if (!named_from_window && best != 0 && classified >= 0.3 * total && resource_weight[best] >= 0.5 * classified) {
     alarm.resource = static_cast<shm::Resource>(best);
     return alarm;
   }

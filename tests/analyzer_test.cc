@@ -262,6 +262,24 @@ TEST(PeerComparisonTest, LostPacketsAreComparedOnTheirOwnAboveTrainedProfileThre
   EXPECT_TRUE(quiet.alarms.empty()) << AlarmToLogLine(quiet.alarms.front());
 }
 
+TEST(PeerComparisonTest, OneSecondOfRetransmissionsIsNotALossyLink) {
+  // One tick of retransmission timeouts sits in four overlapping windows; a
+  // window's sum would carry it into all of them, past the k-of-(2k-1) filter.
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kLossBurst;
+  cluster.faulty_server = 2;
+  cluster.fault_start = 100;
+  cluster.fault_end = 101;
+  ReplayResult burst = Replay(cluster);
+  EXPECT_TRUE(burst.alarms.empty()) << AlarmToLogLine(burst.alarms.front());
+  // The same losses every second are a lossy link.
+  cluster.fault_end = 130;
+  ReplayResult sustained = Replay(cluster);
+  ASSERT_FALSE(sustained.alarms.empty());
+  EXPECT_EQ(sustained.alarms.front().server, ServerName(2));
+  EXPECT_EQ(sustained.alarms.front().resource, shm::Resource::kNetwork);
+}
+
 TEST(PeerComparisonTest, AServerBehindASlowLinkIsIndictedOnNetworkByItsRoundTrip) {
   ExpectIndictedByItsOwnMeasurement(SyntheticFault::kNetworkDelay, 6, shm::Resource::kNetwork, kRoundTripName);
 }

@@ -14,6 +14,22 @@ const uint64_t kRoundTripHash = shm::FunctionNameHash(kRoundTripName);
 const uint64_t kLostPacketsHash = shm::FunctionNameHash(kLostPacketsName);
 constexpr double kErrorFeatureWeight = 1e12;
 
+// The window's [lost packets] time as its median tick times its ticks: a
+// link that loses packets loses them every second, while a machine too
+// loaded to drain its loopback queues for a moment makes one connection
+// retransmit once (a 200 ms timeout or more, all in one tick), which a sum
+// would carry into every window holding that tick.
+double TypicalTickTimes(const Window& window, uint64_t name_hash) {
+  std::vector<double> per_tick;
+  per_tick.reserve(window.ticks.size());
+  for (const TickRecord& tick : window.ticks) {
+    auto found = std::find_if(tick.functions.begin(), tick.functions.end(),
+                              [name_hash](const FunctionTick& function) { return function.name_hash == name_hash; });
+    per_tick.push_back(found != tick.functions.end() ? found->self_ms : 0.0);
+  }
+  return Median(per_tick) * double(per_tick.size());
+}
+
 }  // namespace
 
 void Summarizer::LearnFromPeer(const PeerSummary& summary) {
@@ -98,6 +114,9 @@ PeerSummary Summarizer::Summarize(const Window& window, uint64_t boot_id, uint32
         value = metric == Metric::kSamples ? double(totals.samples)
                 : metric == Metric::kCount ? double(totals.calls)
                                            : totals.self_ms;
+        if (metric == Metric::kTime && NameHashOf(key) == kLostPacketsHash) {
+          value = TypicalTickTimes(window, kLostPacketsHash);
+        }
       }
       features.features.push_back({key, static_cast<float>(value)});
     }

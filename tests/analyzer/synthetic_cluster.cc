@@ -83,6 +83,10 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
           // A lossy link costs 0.7-17 s a second on the test-bed (mostly retransmission timeouts).
           self_ms *= cluster.fault == SyntheticFault::kPacketLoss ? 600.0 : 100.0;
         }
+        if (faulty && cluster.fault == SyntheticFault::kLossBurst && function.lost_packets) {
+          calls = 20;
+          self_ms = 4000;
+        }
         if (faulty && cluster.fault == SyntheticFault::kIdleSplit && function.idle) {
           self_ms *= &function == &kFunctions[std::size(kFunctions) - 1] ? 0.2 : 1.8;
         }

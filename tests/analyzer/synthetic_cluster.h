@@ -28,6 +28,9 @@ enum class SyntheticFault {
                   // its late-drained sockets drop packets (100x more lost)
   kNetworkDelay,  // the server's link is slow: its connections' round trip is 80x longer
   kStorageFull,   // the server's storage is full: 20 of its file writes a second fail with ENOSPC
+  kLossBurst,     // in each faulty tick the server's connections retransmit 20 segments after
+                  // 200 ms timeouts: 4 s of [lost packets] (a loopback briefly overrun by a loaded
+                  // machine, when the fault lasts one tick)
 };
 
 struct SyntheticCluster {

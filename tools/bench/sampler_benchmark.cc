@@ -3,7 +3,7 @@
 // with sampling on, alternating, several rounds, every child pinned to one
 // CPU (the CPUs of a shared VM differ in speed by more than what is measured).
 //
-//   sampler_benchmark [--rounds N] [--rate HZ] [--cpu-units N] [--switch-units N]
+//   sampler_benchmark [--rounds N] [--rate HZ] [--cpu-units N] [--switch-units N] [--events auto|cpu|thread]
 //
 // Two workloads (tools/bench/sampler_workload.c):
 //   cpu     a CPU-bound traced loop: the target, <= 1 % at the default rate.
@@ -73,6 +73,9 @@ double Median(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
+// LIMPWATCH_SAMPLE_EVENTS of the sampled runs (--events).
+std::string g_event_placement = "auto";
+
 // Runs the workload once with LIMPWATCH_SAMPLE_HZ=rate_hz, reads how many
 // samples it took from its kept segment, then removes the segment.
 RunResult RunWorkload(const Workload& workload, uint32_t rate_hz) {
@@ -85,6 +88,7 @@ RunResult RunWorkload(const Workload& workload, uint32_t rate_hz) {
   environment.push_back("LIMPWATCH_SAMPLE_HZ=" + std::to_string(rate_hz));
   environment.push_back("LIMPWATCH_NAME=" + name);
   environment.push_back("LIMPWATCH_KEEP=1");
+  environment.push_back("LIMPWATCH_SAMPLE_EVENTS=" + g_event_placement);
   std::vector<char*> envp;
   for (auto& entry : environment) envp.push_back(entry.data());
   envp.push_back(nullptr);
@@ -283,17 +287,20 @@ int main(int argc, char** argv) {
       cpu.units = std::max(1L, value);
     } else if (option == "--switch-units") {
       context_switches.units = std::max(1L, value);
+    } else if (option == "--events" && (!std::strcmp(argv[index + 1], "auto") || !std::strcmp(argv[index + 1], "cpu") ||
+                                        !std::strcmp(argv[index + 1], "thread"))) {
+      g_event_placement = argv[index + 1];
     } else {
-      std::fprintf(stderr, "usage: sampler_benchmark [--rounds N] [--rate HZ] [--cpu-units N] [--switch-units N]\n");
+      std::fprintf(stderr, "usage: sampler_benchmark [--rounds N] [--rate HZ] [--cpu-units N] [--switch-units N] [--events auto|cpu|thread]\n");
       return 2;
     }
   }
   if (argc % 2 == 0) {
-    std::fprintf(stderr, "usage: sampler_benchmark [--rounds N] [--rate HZ] [--cpu-units N] [--switch-units N]\n");
+    std::fprintf(stderr, "usage: sampler_benchmark [--rounds N] [--rate HZ] [--cpu-units N] [--switch-units N] [--events auto|cpu|thread]\n");
     return 2;
   }
-  std::printf("sampler benchmark: off (LIMPWATCH_SAMPLE_HZ=0) against %u Hz (default %u Hz)\n", rate,
-              limpwatch::runtime::kDefaultSampleHz);
+  std::printf("sampler benchmark: off (LIMPWATCH_SAMPLE_HZ=0) against %u Hz (default %u Hz), events %s\n", rate,
+              limpwatch::runtime::kDefaultSampleHz, g_event_placement.c_str());
   PinToOneCpu();
   bool ok = true;
 

@@ -2,11 +2,12 @@
 // a thread of its own, follow fork, read them a last time at exit.
 //
 // Sources, in order of preference (the first the kernel grants wins):
-//   1. perf_event_open, hardware cycles, else software cpu-clock; per-CPU
-//      events on every task of the process with inherit=1 (see
-//      perf_events.h), kernel samples and a bounded user callchain when
-//      permitted (perf_event_paranoid <= 1, CAP_PERFMON or root), else user
-//      space only (exclude_kernel);
+//   1. perf_event_open, hardware cycles, else software cpu-clock: one event
+//      per CPU for every task, this process's samples kept, or one per
+//      (task, CPU) with inherit=1 (EventPlacement in sampler_config.h says
+//      which and why; perf_events.h how), kernel samples and a bounded user
+//      callchain when permitted (perf_event_paranoid <= 1, CAP_PERFMON or
+//      root), else user space only (exclude_kernel);
 //   2. a process CPU-time timer and SIGPROF (sigprof_sampling.h);
 //   3. off, with one log line.
 // LIMPWATCH_SAMPLE_HZ=0 skips all of it: no event, no timer, no handler, no

@@ -2,12 +2,14 @@
 // it keeps, the manifest it writes (applied at run time) and the GCC flags it
 // emits (accepted by GCC, and leaving the dropped functions unhooked).
 #include <gtest/gtest.h>
+#include <fnmatch.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "support/traced_run.h"
 
@@ -160,6 +162,49 @@ TEST_F(SelectCommandTest, ABudgetDropsAllButTheNamedFunctions) {
   }
   EXPECT_EQ(manifest.find("# over the budget: child_hot"), std::string::npos) << "dropped for its cost, not the budget";
   EXPECT_NE(report.find("kept 1 of 8 functions"), std::string::npos) << report;
+}
+
+// Replaces every occurrence of `from` in `text`.
+std::string ReplaceAll(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+// C++ names hold glob characters, and the segment cuts long names at
+// kSymbolNameSize - 1 characters: the manifest's patterns must still match
+// the functions they were written for, and nothing else.
+TEST_F(SelectCommandTest, PatternsMatchCppNamesWithGlobCharactersAndCutNames) {
+  const std::string full_long_name =
+      "limpwatch::testbed::bmi::Connection::PostReceive(unsigned int, "
+      "std::shared_ptr<limpwatch::testbed::bmi::ReceiveTarget>)";
+  const std::string cut_long_name = full_long_name.substr(0, 103);  // as the segment holds it
+  const std::string bracket_name = "Store::Path[abi:cxx11](unsigned long) const";
+  std::string profile = ReadText(Path("profile.json"));
+  profile = ReplaceAll(profile, "\"name\": \"parent_work\"", "\"name\": \"" + cut_long_name + "\"");
+  profile = ReplaceAll(profile, "\"name\": \"child_slow\"", "\"name\": \"" + bracket_name + "\"");
+  ASSERT_NE(profile.find(cut_long_name), std::string::npos);
+  std::ofstream(Path("profile.json")) << profile;
+  int status = 0;
+  std::string report = Select(kWeightAndCost, &status);
+  ASSERT_EQ(status, 0) << report;
+  std::string manifest = ReadText(Path("manifest"));
+  std::set<std::string> patterns = Included(manifest);
+  ASSERT_EQ(patterns.size(), 4u) << manifest;
+  auto matching = [&](const std::string& name) {
+    std::vector<std::string> found;
+    for (const std::string& pattern : patterns) {
+      if (fnmatch(pattern.c_str(), name.c_str(), 0) == 0) found.push_back(pattern);
+    }
+    return found;
+  };
+  EXPECT_EQ(matching(full_long_name).size(), 1u) << manifest;
+  EXPECT_EQ(matching(cut_long_name).size(), 1u) << manifest;
+  EXPECT_EQ(matching(bracket_name).size(), 1u) << manifest;
+  // An unescaped "[abi:cxx11]" would be a character class matching this one.
+  EXPECT_TRUE(matching("Store::Patha(unsigned long) const").empty()) << manifest;
+  EXPECT_EQ(matching("main").size(), 1u) << manifest;
 }
 
 TEST_F(SelectCommandTest, RejectsWhatIsNotADump) {

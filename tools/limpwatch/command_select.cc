@@ -26,6 +26,7 @@
 #include "args.h"
 #include "commands.h"
 #include "limpwatch/analyzer/resource_manifest.h"
+#include "limpwatch/shm/layout.h"
 #include "output.h"
 #include "select_profile.h"
 #include "usage.h"
@@ -140,6 +141,22 @@ std::vector<Verdict> Decide(const std::vector<ProfileWindow>& windows, const ana
   return result;
 }
 
+// The LIMPWATCH_SELECT pattern that matches exactly this function. Rules are
+// fnmatch globs, and C++ names hold glob characters ("Path[abi:cxx11]",
+// "operator*"): escaped, they match themselves. A name the segment cut at
+// its length limit ends in '*', so it matches the whole name it came from
+// (and any other that starts with the same 103 characters).
+std::string SelectionPatternFor(const std::string& name) {
+  std::string pattern;
+  pattern.reserve(name.size() + 8);
+  for (char c : name) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') pattern += '\\';
+    pattern += c;
+  }
+  if (name.size() >= shm::kSymbolNameSize - 1) pattern += '*';
+  return pattern;
+}
+
 std::string RenderManifest(const std::vector<Verdict>& verdicts, const Thresholds& thresholds) {
   std::ostringstream text;
   text << "# Written by 'limpwatch select' (LIMPWATCH_SELECT syntax: include rules;\n"
@@ -148,7 +165,7 @@ std::string RenderManifest(const std::vector<Verdict>& verdicts, const Threshold
        << "# and calls x " << thresholds.cost_ns << " ns <= " << thresholds.max_cost_percent << " % of self time,\n"
        << "# all of them together <= " << thresholds.budget_percent << " % of the run time.\n";
   for (const Verdict& verdict : verdicts) {
-    if (verdict.kept()) text << "include " << verdict.name << "\n";
+    if (verdict.kept()) text << "include " << SelectionPatternFor(verdict.name) << "\n";
   }
   for (const Verdict& verdict : verdicts) {
     if (verdict.over_budget) text << "# over the budget: " << verdict.name << "\n";

@@ -4,9 +4,13 @@
 // same verdicts.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -167,6 +171,42 @@ TEST(AnalyzerEndToEndTest, PeersIndictTheLimpingServerOnlineAndOfflineAlike) {
   EXPECT_EQ(online.front(), offline.front());
   size_t common = std::min(online.size(), offline.size());
   for (size_t index = 0; index < common; ++index) EXPECT_EQ(online[index], offline[index]) << index;
+}
+
+// Another process holds this server's peer port (a predecessor still
+// shutting down): the analyzer says so in one line, says it checks the
+// server alone, not that no peers were configured, and the server runs on.
+TEST(AnalyzerEndToEndTest, APeerPortHeldByAnotherProcessIsReportedAndTheServerRunsOn) {
+  int holder = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(holder, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(getsockname(holder, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  int port = ntohs(address.sin_port);
+  std::string name = UniqueSegmentName("e2e-busy");
+  SegmentCleanup cleanup(name);
+  std::string log = "/tmp/" + name + ".log";
+  std::string peers = name + "=127.0.0.1:" + std::to_string(port) + ",other=127.0.0.1:" + std::to_string(port + 1);
+  // Longer than the 5 s the analyzer waits for the port.
+  ProgramRun run = RunProgram(TestProgram("peer_server"), {"7"},
+                              {"LIMPWATCH_NAME=" + name, "LIMPWATCH_ANALYZE=1", "LIMPWATCH_PEERS=" + peers,
+                               "LIMPWATCH_LOG=" + log});
+  close(holder);
+  std::vector<std::string> lines = ReadLines(log);
+  std::remove(log.c_str());
+  EXPECT_EQ(run.exit_status, 0);
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  EXPECT_NE(text.find("cannot bind UDP 127.0.0.1:" + std::to_string(port) + ": Address already in use"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("analyzer: no exchange with the peers (the line above says why); checking this server alone"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("no peers configured"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -59,8 +59,10 @@ void* AnalyzerThreadMain(void* argument) {
     for (const auto& problem : problems) Log("analyzer: " + problem);
     if (transport) {
       setup.exchange = analyzer::MakeTransportExchange(std::move(transport), Log);
-    } else {
+    } else if (problems.empty()) {
       Log("analyzer: no peers configured (LIMPWATCH_PEERS or LIMPWATCH_PVFS_CONFIG); comparing nothing");
+    } else {
+      Log("analyzer: no exchange with the peers (the line above says why); checking this server alone");
     }
     analyzer::AnalyzerLoop loop(std::move(setup));
     while (g_analyzer_epoch.load(std::memory_order_acquire) == epoch) {

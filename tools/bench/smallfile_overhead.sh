@@ -13,6 +13,7 @@
 # other guests do not inflate), target: the selection <= 1.05.
 # Usage: smallfile_overhead.sh BUILD_DIR [ROUNDS] [FILES] [PASSES]
 set -euo pipefail
+source "$(dirname "$0")/overhead_stats.sh"
 build=${1:?usage: smallfile_overhead.sh BUILD_DIR [ROUNDS] [FILES] [PASSES]}
 rounds=${2:-11}
 files=${3:-1000}
@@ -75,31 +76,13 @@ for ((round = 1; round <= rounds; ++round)); do
 done
 echo >&2
 
-median() { tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-minimum() { tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -g | head -1; }
-ratio() { awk -v v="$1" -v b="$2" 'BEGIN { print v / b }'; }
-# Each round's time over the same round's plain time: the rounds of one
-# round run seconds apart, so a change in the machine's load cancels out.
-round_ratios() {
-  paste -d' ' <(tr ' ' '\n' <<<"$1" | grep -v '^$') <(tr ' ' '\n' <<<"$2" | grep -v '^$') | awk '{ printf "%s ", $1 / $2 }'
-}
 printf '%d interleaved rounds, %d files x %d passes, load %s\n' "$rounds" "$files" "$passes" \
   "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-9s %9s %9s %9s   %9s %9s %9s\n' variant elapsed minimum "per-round" cpu minimum "per-round"
-printf '%-9s %9s %9s %9s   %9s %9s %9s\n' "" "(median)" "" "ratio" "(median)" "" "ratio"
-for variant in "${variants[@]}"; do
-  line=$(printf '%-9s' "$variant")
-  for kind in times cpu_times; do
-    declare -n samples=$kind
-    line+=$(printf ' %9.3f %9.3f %9.3f  ' "$(median "${samples[$variant]}")" "$(minimum "${samples[$variant]}")" \
-      "$(median "$(round_ratios "${samples[$variant]}" "${samples[plain]}")")")
-  done
-  echo "$line"
-done
+print_overhead_table cpu "(median)" "${variants[@]}"
 # The verdict: the median of the per-round ratios of the working thread's
 # CPU time, which neither the load's drift nor other guests' time inflates.
 for variant in selected patched; do
-  r=$(median "$(round_ratios "${cpu_times[$variant]}" "${cpu_times[plain]}")")
+  r=$(median_ratio cpu_times "$variant" plain)
   awk -v name="$variant" -v r="$r" \
     'BEGIN { printf "%s / plain, median per-round ratio of cpu time: %.3f (target <= 1.05): %s\n", name, r, r <= 1.05 ? "met" : "NOT met" }'
 done

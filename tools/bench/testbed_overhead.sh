@@ -9,9 +9,10 @@
 # The clients are the same in every variant (LIMPWATCH_DISABLE=1), so only
 # the servers differ. What is compared: the servers' CPU time over the
 # workload (every thread's run time from /proc/PID/task/*/schedstat, in ns)
-# and the workload's elapsed time. Each round runs every variant on a fresh
-# cluster, one after the other, so a change in the machine's load hits them
-# alike; the verdict is the median of the per-round ratios to plain.
+# and the workload's elapsed time, after a short warm-up load. Each round
+# runs every variant on a fresh cluster, one after the other, so a change in
+# the machine's load hits them alike; the verdict is the median of the
+# per-round ratios to plain.
 #
 # Two storage set-ups:
 #   disk     storage on the disk, metadata synced on every change, as PVFS
@@ -20,6 +21,7 @@
 #            CPU-bound, the worst case for tracing
 # Usage: testbed_overhead.sh BUILD_DIR [ROUNDS] [FILES] [disk|memory]
 set -euo pipefail
+source "$(dirname "$0")/overhead_stats.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:?usage: testbed_overhead.sh BUILD_DIR [ROUNDS] [FILES] [disk|memory]}
 rounds=${2:-7}
@@ -64,8 +66,9 @@ servers_cpu_ns() {
   done
   echo "$total"
 }
-workload() {
-  LIMPWATCH_DISABLE=1 "$client" --config "$cluster/fs.conf" postmark --files "$files" --transactions "$transactions" \
+workload() {  # [files], then the seconds it took
+  local count=${1:-$files}
+  LIMPWATCH_DISABLE=1 "$client" --config "$cluster/fs.conf" postmark --files "$count" --transactions $((count * 3)) \
     | grep '"event":"done"' | grep -o '"seconds":[0-9.]*' | head -1 | cut -d: -f2
 }
 
@@ -86,7 +89,10 @@ run() {  # variant, server program (empty: the traced one), then the servers' en
   local variant=$1
   shift
   start_cluster "$@"
-  sleep 1  # past the servers' start-up
+  # Past the servers' start-up, which costs once what a server running for
+  # days never pays again (the first kernel sample reads /proc/kallsyms:
+  # 60-85 ms of CPU), so that the rounds compare the steady state.
+  workload 50 >/dev/null
   local before after seconds
   before=$(servers_cpu_ns)
   seconds=$(workload)
@@ -105,33 +111,17 @@ for ((round = 1; round <= rounds; ++round)); do
 done
 echo >&2
 
-median() { tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-minimum() { tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -g | head -1; }
-round_ratios() {
-  paste -d' ' <(tr ' ' '\n' <<<"$1" | grep -v '^$') <(tr ' ' '\n' <<<"$2" | grep -v '^$') | awk '{ printf "%s ", $1 / $2 }'
-}
 printf '%d interleaved rounds, postmark %d files x %d transactions, storage %s, load %s\n' "$rounds" "$files" \
   "$transactions" "$storage" "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-9s %9s %9s %9s   %9s %9s %9s\n' variant elapsed minimum "per-round" "server" minimum "per-round"
-printf '%-9s %9s %9s %9s   %9s %9s %9s\n' "" "(median)" "" "ratio" "cpu (med)" "" "ratio"
-for variant in "${variants[@]}"; do
-  line=$(printf '%-9s' "$variant")
-  for kind in times cpu_times; do
-    declare -n samples=$kind
-    line+=$(printf ' %9.3f %9.3f %9.3f  ' "$(median "${samples[$variant]}")" "$(minimum "${samples[$variant]}")" \
-      "$(median "$(round_ratios "${samples[$variant]}" "${samples[plain]}")")")
-  done
-  echo "$line"
-done
+print_overhead_table server "cpu (med)" "${variants[@]}"
 # The verdict: the median of the per-round ratios to plain.
 for variant in selected patched full; do
   target=1.05
   [[ $variant == full ]] && target=1.30
   for kind in times cpu_times; do
-    declare -n samples=$kind
     label=elapsed
     [[ $kind == cpu_times ]] && label="server cpu"
-    r=$(median "$(round_ratios "${samples[$variant]}" "${samples[plain]}")")
+    r=$(median_ratio "$kind" "$variant" plain)
     awk -v name="$variant" -v label="$label" -v r="$r" -v t="$target" \
       'BEGIN { printf "%s / plain, median per-round ratio of %s: %.3f (target <= %.2f): %s\n", name, label, r, t,
                       r <= t ? "met" : "NOT met" }'

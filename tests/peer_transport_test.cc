@@ -3,12 +3,15 @@
 // counted, liveness, bounded waits.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <set>
 #include <thread>
 
+#include "limpwatch/analyzer/inherited_descriptors.h"
 #include "limpwatch/analyzer/peer_transport.h"
 #include "peer/loopback.h"
 #include "peer/summary_builder.h"
@@ -433,6 +436,50 @@ TEST_P(PeerTransportTest, ClosingWithAReceiveArmedIsPrompt) {
   auto start = std::chrono::steady_clock::now();
   transport.reset();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 500ms);
+}
+
+// A daemonizing server forks with its analyzer's transport open and the
+// parent exits without tearing anything down; the child closes the
+// analyzer's inherited descriptors (as the library's fork handler does) and
+// starts its own analyzer on the same port. Nothing the child inherited may
+// keep the port bound once the parent is gone.
+TEST_P(PeerTransportTest, AForkedChildDoesNotKeepTheParentsPortBound) {
+  int result[2];
+  ASSERT_EQ(pipe(result), 0);
+  pid_t server = fork();
+  ASSERT_GE(server, 0);
+  if (server == 0) {
+    close(result[0]);
+    std::string error;
+    auto transport = OpenTransport(GetParam(), "127.0.0.1:0", std::nullopt, &error);
+    if (!transport) _exit(3);
+    std::string port = std::to_string(transport->local_address().port());
+    int parent_alive[2];
+    if (pipe(parent_alive) != 0) _exit(3);
+    pid_t daemon = fork();
+    if (daemon == 0) {
+      close(parent_alive[1]);
+      CloseInheritedAnalyzerDescriptors();
+      char byte;
+      while (read(parent_alive[0], &byte, 1) > 0) {
+      }
+      // A bind waits up to 5 s for the port, as after a restart.
+      char verdict = OpenTransport(IoPreference::kPlainSockets, "127.0.0.1:" + port, std::nullopt, &error) ? '0' : '1';
+      if (write(result[1], &verdict, 1) != 1) _exit(2);
+      _exit(0);
+    }
+    // The daemonizing parent leaves at once, its transport still open.
+    transport.release();
+    _exit(daemon > 0 ? 0 : 3);
+  }
+  close(result[1]);
+  int status = 0;
+  ASSERT_EQ(waitpid(server, &status, 0), server);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  char verdict = 0;
+  ASSERT_EQ(read(result[0], &verdict, 1), 1);
+  close(result[0]);
+  EXPECT_EQ(verdict, '0') << "the daemon could not bind its parent's peer port within 5 s";
 }
 
 TEST_P(PeerTransportTest, UnreachableFamilyAndBusyPortAreClearErrors) {

@@ -93,6 +93,14 @@ class UringChannel final : public DatagramChannel {
     }
     ring_ready_ = true;
     RegisterAnalyzerDescriptor(ring_.ring_fd);
+    // A forked child (a daemonizing server) must not inherit the rings'
+    // mappings: closing the ring's descriptor there is not enough, a mapping
+    // keeps the ring alive, its armed receives keep the socket, and the
+    // child's own analyzer then finds its peer port taken for good.
+    if (int refused = io_uring_ring_dontfork(&ring_); refused < 0) {
+      *refusal = std::string("io_uring_ring_dontfork refused: ") + strerror(-refused);
+      return false;
+    }
     if (!(ring_.features & IORING_FEAT_EXT_ARG)) {
       // Without it a timed wait would consume a submission slot per call.
       *refusal = "this kernel's io_uring lacks timed waits (IORING_FEAT_EXT_ARG)";

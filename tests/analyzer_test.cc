@@ -13,6 +13,7 @@
 #include "limpwatch/analyzer/invariants.h"
 #include "limpwatch/analyzer/statistics.h"
 #include "limpwatch/analyzer/thresholds.h"
+#include "limpwatch/analyzer/tick_record.h"
 #include "limpwatch/analyzer/window.h"
 #include "limpwatch/shm/name_hash.h"
 
@@ -70,6 +71,52 @@ TEST(WindowTest, WindowsAreAlignedToTheTickNumberAndShift) {
     }
   }
   EXPECT_EQ(completed, (std::vector<uint64_t>{51, 52, 53, 54, 55}));
+}
+
+// Two snapshots `seconds` apart: one function with 100 calls and 1 s of self
+// time per second, and its threads waiting 0.5 s per second for a CPU.
+TickRecord TickOver(double seconds) {
+  shm::Snapshot before, after;
+  before.ns_per_tick = after.ns_per_tick = 1.0;
+  before.taken_realtime_ns = 1'700'000'000'000'000'000;
+  after.taken_realtime_ns = before.taken_realtime_ns + uint64_t(seconds * 1e9);
+  shm::FunctionRecord function;
+  function.name_hash = shm::FunctionNameHash("storage_write");
+  before.functions = {function};
+  function.counters.calls = uint64_t(100 * seconds);
+  function.counters.self_ticks = uint64_t(1e9 * seconds);
+  after.functions = {function};
+  before.node_metrics.valid = after.node_metrics.valid = true;
+  after.node_metrics.run_delay_ns = uint64_t(0.5e9 * seconds);
+  after.node_metrics.tcp_round_trip_us = 400;
+  return BuildTickRecord("server0", before, after, 1000);
+}
+
+const FunctionTick* TickOf(const TickRecord& tick, const std::string& name) {
+  for (const FunctionTick& function : tick.functions) {
+    if (function.name_hash == shm::FunctionNameHash(name)) return &function;
+  }
+  return nullptr;
+}
+
+TEST(TickRecordTest, ALateTickIsScaledToOneTick) {
+  // On time, and six seconds late (the analyzer thread stalled): both are
+  // one second of the same work and the same waiting.
+  for (double seconds : {1.0, 6.0}) {
+    SCOPED_TRACE(seconds);
+    TickRecord tick = TickOver(seconds);
+    const FunctionTick* work = TickOf(tick, "storage_write");
+    ASSERT_NE(work, nullptr);
+    EXPECT_EQ(work->calls, 100u);
+    EXPECT_NEAR(work->self_ms, 1000.0, 1e-6);
+    const FunctionTick* waiting = TickOf(tick, kRunqueueWaitName);
+    ASSERT_NE(waiting, nullptr);
+    EXPECT_NEAR(waiting->self_ms, 500.0, 1e-6);
+    // A level, not a count: the round trip stays what it was.
+    const FunctionTick* round_trip = TickOf(tick, kRoundTripName);
+    ASSERT_NE(round_trip, nullptr);
+    EXPECT_NEAR(round_trip->self_ms, 0.4, 1e-9);
+  }
 }
 
 TEST(InvariantsTest, CorrelatedSeriesHoldAntiCorrelatedBreak) {

@@ -1,6 +1,7 @@
 #include "limpwatch/analyzer/tick_record.h"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 #include "limpwatch/analyzer/error_features.h"
@@ -11,6 +12,9 @@ namespace limpwatch::analyzer {
 namespace {
 
 uint64_t Delta(uint64_t before, uint64_t after) { return after >= before ? after - before : 0; }
+
+// A tick counts as late when its interval is this many ticks or more.
+constexpr double kLateTickFactor = 1.5;
 
 // Seed 001's and seed 003's per-tick values, from the I/O metrics of the interval.
 IoTick BuildIoTick(const IoMetrics& metrics) {
@@ -42,6 +46,26 @@ NodeTick BuildNodeTick(const NodeRates& rates) {
   tick.disk_utilisation = rates.disk_utilization;
   tick.cpu_ms = rates.process_cpu_percent * 10.0;  // % of a CPU -> ms per second
   return tick;
+}
+
+// A tick taken late (the analyzer thread stalled: starved of CPU, or blocked
+// writing to a slow disk) spans several ticks' worth of counts. They are
+// scaled to one tick, or the seconds the thread missed would look like one
+// second of several times the work or the waiting: a CPU shortage, say,
+// where the disk was slow. The round trip is a level, not a count: kept.
+void ScaleToOneTick(const shm::Snapshot& before, const shm::Snapshot& after, uint32_t tick_ms,
+                    std::unordered_map<uint64_t, FunctionTick>* by_hash) {
+  if (before.taken_realtime_ns == 0 || after.taken_realtime_ns <= before.taken_realtime_ns) return;
+  double elapsed_ms = double(after.taken_realtime_ns - before.taken_realtime_ns) / 1e6;
+  if (elapsed_ms <= kLateTickFactor * tick_ms) return;
+  double factor = double(tick_ms) / elapsed_ms;
+  const uint64_t round_trip = shm::FunctionNameHash(kRoundTripName);
+  for (auto& [hash, tick] : *by_hash) {
+    if (hash == round_trip) continue;
+    tick.calls = uint64_t(std::llround(double(tick.calls) * factor));
+    tick.self_ms *= factor;
+    tick.samples = uint64_t(std::llround(double(tick.samples) * factor));
+  }
 }
 
 }  // namespace
@@ -112,6 +136,7 @@ TickRecord BuildTickRecord(const std::string& node, const shm::Snapshot& before,
     failing.name_hash = name_hash;
     failing.calls += error.count;
   }
+  ScaleToOneTick(before, after, tick_ms, &by_hash);
   record.functions.reserve(by_hash.size());
   for (auto& [hash, tick] : by_hash) record.functions.push_back(tick);
   std::sort(record.functions.begin(), record.functions.end(),

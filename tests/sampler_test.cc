@@ -156,8 +156,10 @@ TEST(SamplerTest, PerThreadEventsWhenAskedFor) {
 TEST(SamplerTest, UnknownEventPlacementIsReportedAndTheDefaultKept) {
   SampledRun sampled = RunSampledWork({"split", "0.5"}, {"LIMPWATCH_SAMPLE_EVENTS=sideways"});
   SegmentCleanup cleanup(sampled.name);
-  EXPECT_EQ(sampled.run.err, "limpwatch[" + std::to_string(sampled.run.pid) +
-                                 "]: ignoring LIMPWATCH_SAMPLE_EVENTS='sideways' is not auto, cpu or thread; placing them automatically\n");
+  EXPECT_EQ(
+      sampled.run.err,
+      "limpwatch[" + std::to_string(sampled.run.pid) +
+          "]: ignoring LIMPWATCH_SAMPLE_EVENTS='sideways' is not auto, cpu or thread; placing them automatically\n");
   EXPECT_EQ(Source(sampled.snapshot), uint32_t(shm::SampleSource::kPerfCpuClock));
   EXPECT_GT(SamplesOf(sampled.snapshot, "burn_two"), 0u) << DescribeSamples(sampled.snapshot);
 }

@@ -73,6 +73,9 @@ double Median(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
+constexpr const char* kUsage =
+    "usage: sampler_benchmark [--rounds N] [--rate HZ] [--cpu-units N] [--switch-units N] [--events auto|cpu|thread]\n";
+
 // LIMPWATCH_SAMPLE_EVENTS of the sampled runs (--events).
 std::string g_event_placement = "auto";
 
@@ -291,12 +294,12 @@ int main(int argc, char** argv) {
                                         !std::strcmp(argv[index + 1], "thread"))) {
       g_event_placement = argv[index + 1];
     } else {
-      std::fprintf(stderr, "usage: sampler_benchmark [--rounds N] [--rate HZ] [--cpu-units N] [--switch-units N] [--events auto|cpu|thread]\n");
+      std::fputs(kUsage, stderr);
       return 2;
     }
   }
   if (argc % 2 == 0) {
-    std::fprintf(stderr, "usage: sampler_benchmark [--rounds N] [--rate HZ] [--cpu-units N] [--switch-units N] [--events auto|cpu|thread]\n");
+    std::fputs(kUsage, stderr);
     return 2;
   }
   std::printf("sampler benchmark: off (LIMPWATCH_SAMPLE_HZ=0) against %u Hz (default %u Hz), events %s\n", rate,

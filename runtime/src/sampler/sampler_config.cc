@@ -41,7 +41,8 @@ SamplerConfig ReadSamplerConfig(std::vector<std::string>* problems) {
     } else if (!std::strcmp(value, "thread")) {
       config.placement = EventPlacement::kPerThread;
     } else if (std::strcmp(value, "auto") != 0) {
-      problems->push_back(std::string("LIMPWATCH_SAMPLE_EVENTS='") + value + "' is not auto, cpu or thread; placing them automatically");
+      problems->push_back(std::string("LIMPWATCH_SAMPLE_EVENTS='") + value +
+                          "' is not auto, cpu or thread; placing them automatically");
     }
   }
   return config;

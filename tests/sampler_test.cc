@@ -30,10 +30,15 @@ double Ratio(uint64_t a, uint64_t b) { return b == 0 ? 0.0 : double(a) / double(
 // deviations of the sampling itself when there are too few samples for ten
 // percent to be that sure (the SIGPROF fallback's 250 Hz; at 1000 Hz for
 // 3 s, ten percent was only 2.6 deviations, and failed now and then).
+// The CPU seconds burn_two and burn_one really took, as the split program
+// prints them; false when it printed no such line.
+bool MeasuredSplit(const SampledRun& sampled, double* two_seconds, double* one_seconds) {
+  return std::sscanf(sampled.run.out.c_str(), "burn_two %lf burn_one %lf", two_seconds, one_seconds) == 2;
+}
+
 void ExpectSampledSplitMatchesMeasured(const SampledRun& sampled) {
   double two_seconds = 0, one_seconds = 0;
-  ASSERT_EQ(std::sscanf(sampled.run.out.c_str(), "burn_two %lf burn_one %lf", &two_seconds, &one_seconds), 2)
-      << sampled.run.out;
+  ASSERT_TRUE(MeasuredSplit(sampled, &two_seconds, &one_seconds)) << sampled.run.out;
   ASSERT_GT(one_seconds, 0.0);
   double measured = two_seconds / one_seconds;
   // Same loop, twice the iterations: a split far from 2:1 means the program
@@ -139,7 +144,7 @@ TEST(SamplerTest, PerCpuEventsKeepOnlyThisProcesssSamples) {
   EXPECT_EQ(sampled.run.err, "");
   ExpectSampledSplitMatchesMeasured(sampled);
   double two_seconds = 0, one_seconds = 0;
-  ASSERT_EQ(std::sscanf(sampled.run.out.c_str(), "burn_two %lf burn_one %lf", &two_seconds, &one_seconds), 2);
+  ASSERT_TRUE(MeasuredSplit(sampled, &two_seconds, &one_seconds)) << sampled.run.out;
   double expected = (two_seconds + one_seconds) * 4000;
   EXPECT_NEAR(double(sampled.snapshot.samples.samples_total), expected, expected * 0.15)
       << DescribeSamples(sampled.snapshot);

@@ -27,7 +27,7 @@ build=${1:?usage: testbed_overhead.sh BUILD_DIR [ROUNDS] [FILES] [disk|memory]}
 rounds=${2:-7}
 files=${3:-1000}
 storage=${4:-disk}
-transactions=$((files * 3))
+transactions_per_file=3  # postmark's transactions per file created
 case $storage in
   disk) base=$(mktemp -d /var/tmp/limpwatch-overhead-XXXXXX); start_flags=() ;;
   memory) base=$(mktemp -d /dev/shm/limpwatch-overhead-XXXXXX); start_flags=(--no-sync-meta) ;;
@@ -68,7 +68,8 @@ servers_cpu_ns() {
 }
 workload() {  # [files], then the seconds it took
   local count=${1:-$files}
-  LIMPWATCH_DISABLE=1 "$client" --config "$cluster/fs.conf" postmark --files "$count" --transactions $((count * 3)) \
+  LIMPWATCH_DISABLE=1 "$client" --config "$cluster/fs.conf" postmark --files "$count" \
+    --transactions $((count * transactions_per_file)) \
     | grep '"event":"done"' | grep -o '"seconds":[0-9.]*' | head -1 | cut -d: -f2
 }
 
@@ -112,7 +113,7 @@ done
 echo >&2
 
 printf '%d interleaved rounds, postmark %d files x %d transactions, storage %s, load %s\n' "$rounds" "$files" \
-  "$transactions" "$storage" "$(cut -d' ' -f1-3 /proc/loadavg)"
+  $((files * transactions_per_file)) "$storage" "$(cut -d' ' -f1-3 /proc/loadavg)"
 print_overhead_table server "cpu (med)" "${variants[@]}"
 # The verdict: the median of the per-round ratios to plain.
 for variant in selected patched full; do

@@ -78,11 +78,13 @@ void Publish(std::unique_ptr<Selection> selection) {
   if (!Ready()) return;
   uint64_t unselected = ApplySelectionToIndex();
   g_process.header->counters.functions_unselected.store(unselected, std::memory_order_relaxed);
-  g_process.header->counters.selections_applied.fetch_add(1, std::memory_order_relaxed);
   // After the index: a newly deselected function's patched entry already
   // returns at once while its sled is being unpatched.
   patching::ApplySelectionToPatches();
   patching::ApplySelectionToCallSites();
+  // Counted last: whoever waits for it (`limpwatch select`, a deployment
+  // script, the tests) may rely on the new selection being what runs.
+  g_process.header->counters.selections_applied.fetch_add(1, std::memory_order_release);
 }
 
 void CountError() {

@@ -228,6 +228,17 @@ PerfEventSet::~PerfEventSet() {
   for (int fd : fds_) close(fd);
 }
 
+bool PerfEventSet::RestartWithPeriods(const std::function<uint64_t()>& next_period, std::string* error) {
+  for (int fd : fds_) {
+    uint64_t period = next_period();
+    if (ioctl(fd, PERF_EVENT_IOC_PERIOD, &period) != 0) {
+      *error = "changing a perf event's period: " + ErrnoText(errno);
+      return false;
+    }
+  }
+  return true;
+}
+
 bool PerfEventSet::Enable(std::string* error) {
   for (int fd : fds_) {
     if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {

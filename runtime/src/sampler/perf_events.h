@@ -87,6 +87,11 @@ class PerfEventSet {
   // Reads every ring once; see PerfRing::Drain.
   size_t Drain(const std::function<void(const perf_event_header&)>& visit);
 
+  // Restarts every event with the period `next_period()` returns (in the
+  // event's unit: nanoseconds for cpu-clock). Returns false with *error at
+  // the first event the kernel refuses.
+  bool RestartWithPeriods(const std::function<uint64_t()>& next_period, std::string* error);
+
   // In a forked child: closes the inherited descriptors (the parent's events
   // live on in the parent) and forgets the rings, which the child never had.
   void ReleaseAfterFork();

@@ -40,12 +40,14 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "process.h"
 #include "sampler/perf_events.h"
 #include "sampler/perf_record.h"
+#include "sampler/period_jitter.h"
 #include "sampler/sample_attribution.h"
 #include "sampler/sampler_config.h"
 #include "sampler/sigprof_sampling.h"
@@ -64,6 +66,7 @@ struct SamplerState {
   uint32_t flags = 0;
   PerfEventKind kind;
   bool per_cpu_events = false;  // see EventPlacement
+  std::optional<PeriodJitter> jitter;  // per-CPU cpu-clock events only: see period_jitter.h
   size_t ring_pages = 0;
   std::unique_ptr<PerfEventSet> process_events;
   std::unique_ptr<PerfEventSet> node_events;
@@ -131,7 +134,22 @@ bool StartPerf(SamplerState* state, const std::vector<pid_t>& tasks, std::string
     return false;
   }
   state->process_events = std::move(events);
+  state->jitter.reset();
+  if (state->per_cpu_events && state->kind.source == shm::SampleSource::kPerfCpuClock) {
+    state->jitter.emplace(state->config.rate_hz, (uint64_t(getpid()) << 32) ^ uint64_t(time(nullptr)));
+  }
   return true;
+}
+
+// Moves the per-CPU sampling grid (period_jitter.h). A kernel that refuses
+// keeps the fixed grid, said once.
+void JitterPeriods(SamplerState* state) {
+  if (!state->jitter || !state->process_events) return;
+  std::string error;
+  if (!state->process_events->RestartWithPeriods([state] { return state->jitter->NextPeriodNs(); }, &error)) {
+    state->jitter.reset();
+    LogLine("CPU sampling keeps a fixed period (" + error + "); samples of periodic work may alias with it");
+  }
 }
 
 // Per-CPU events first where the placement allows them; per thread when
@@ -249,6 +267,7 @@ void DrainLocked(SamplerState* state) {
       }
     });
   }
+  JitterPeriods(state);
   if (state->node_events) {
     uint64_t sample_type = state->node_events->sample_type();
     state->node_events->Drain([&](const perf_event_header& record) {

@@ -309,6 +309,37 @@ TEST(PeerComparisonTest, LostPacketsAreComparedOnTheirOwnAboveTrainedProfileThre
   EXPECT_TRUE(quiet.alarms.empty()) << AlarmToLogLine(quiet.alarms.front());
 }
 
+// Likewise the wait for a CPU: a server held to a CPU quota waits seconds a
+// tick more than its peers, which the profiles' trained thresholds (set by
+// functions whose time moves with the load) can hide.
+TEST(PeerComparisonTest, TheWaitForACpuIsComparedOnItsOwnAboveTrainedProfileThresholds) {
+  Thresholds deaf_profiles;
+  for (ComparedMetric metric : {ComparedMetric::kSamples, ComparedMetric::kCount, ComparedMetric::kTime}) {
+    deaf_profiles.Set("*", metric, 1e9);
+  }
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kCpuStarved;
+  cluster.faulty_server = 5;
+  ReplayResult result = Replay(cluster, {}, deaf_profiles);
+  ASSERT_FALSE(result.alarms.empty());
+  for (const Alarm& alarm : result.alarms) {
+    EXPECT_EQ(alarm.server, ServerName(5)) << AlarmToLogLine(alarm);
+    EXPECT_EQ(alarm.resource, shm::Resource::kCpu) << AlarmToLogLine(alarm);
+  }
+  const Alarm& first = result.alarms.front();
+  EXPECT_EQ(first.metrics, std::vector<std::string>{"cpuwait"}) << AlarmToLogLine(first);
+  ASSERT_FALSE(first.top_functions.empty());
+  EXPECT_EQ(first.top_functions.front().name, kRunqueueWaitName);
+  cluster.fault = SyntheticFault::kNone;
+  ReplayResult quiet = Replay(cluster, {}, deaf_profiles);
+  EXPECT_TRUE(quiet.alarms.empty()) << AlarmToLogLine(quiet.alarms.front());
+  // A trained threshold above the starved server's excess silences it.
+  cluster.fault = SyntheticFault::kCpuStarved;
+  Thresholds deaf_to_everything = deaf_profiles;
+  deaf_to_everything.Set("*", ComparedMetric::kCpuWait, 1e9);
+  EXPECT_TRUE(Replay(cluster, {}, deaf_to_everything).alarms.empty());
+}
+
 TEST(PeerComparisonTest, OneSecondOfRetransmissionsIsNotALossyLink) {
   // One tick of retransmission timeouts sits in four overlapping windows; a
   // window's sum would carry it into all of them, past the k-of-(2k-1) filter.

@@ -29,9 +29,10 @@ Metric VectorMetricOf(ComparedMetric metric) {
                                             : Metric::kTime;
 }
 
-// The keys of the features the rtt and loss metrics are read from.
+// The keys of the features the rtt, loss and cpuwait metrics are read from.
 const uint32_t kRoundTripKey = FoldNameHash(shm::FunctionNameHash(kRoundTripName));
 const uint32_t kLostPacketsKey = FoldNameHash(shm::FunctionNameHash(kLostPacketsName));
+const uint32_t kRunqueueWaitKey = FoldNameHash(shm::FunctionNameHash(kRunqueueWaitName));
 
 // A feature's self time (ms) in one summary, 0 when absent.
 double TimeOf(const PeerSummary& summary, uint32_t key) {
@@ -54,6 +55,8 @@ double ScalarOf(const PeerSummary& summary, ComparedMetric metric) {
       return summary.window_ticks == 0 ? 0 : TimeOf(summary, kRoundTripKey) / summary.window_ticks;
     case ComparedMetric::kLoss:
       return summary.window_ticks == 0 ? 0 : TimeOf(summary, kLostPacketsKey) / summary.window_ticks;
+    case ComparedMetric::kCpuWait:
+      return summary.window_ticks == 0 ? 0 : TimeOf(summary, kRunqueueWaitKey) / summary.window_ticks;
     default: return 0;
   }
 }
@@ -405,7 +408,7 @@ Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state
   alarm.invariant_bits = state.invariant_bits;
   double strongest = -1;
   std::unordered_map<uint32_t, double> by_key;
-  bool disk_io = false, network_io = false;
+  bool disk_io = false, network_io = false, cpu_wait = false;
   for (ComparedMetric metric : fired) {
     alarm.metrics.push_back(ComparedMetricName(metric));
     History& history = state.metrics[static_cast<int>(metric)];
@@ -422,9 +425,11 @@ Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state
     disk_io |= metric == ComparedMetric::kDread || metric == ComparedMetric::kDwrite;
     network_io |= metric == ComparedMetric::kNsread || metric == ComparedMetric::kNcread ||
                   metric == ComparedMetric::kRoundTrip || metric == ComparedMetric::kLoss;
+    cpu_wait |= metric == ComparedMetric::kCpuWait;
     // A scalar has no components: the feature it is read from stands for it.
     if (metric == ComparedMetric::kRoundTrip) by_key[kRoundTripKey] += latest.score;
     if (metric == ComparedMetric::kLoss) by_key[kLostPacketsKey] += latest.score;
+    if (metric == ComparedMetric::kCpuWait) by_key[kRunqueueWaitKey] += latest.score;
   }
   // Only I/O service times fired: they carry no functions, so the functions
   // named are those where the server spent more time than its peers in this
@@ -478,9 +483,13 @@ Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state
     alarm.resource = static_cast<shm::Resource>(best);
     return alarm;
   }
-  // 2. The I/O service times that fired.
+  // 2. The I/O service times that fired, or the CPU wait alone.
   if (disk_io != network_io) {
     alarm.resource = disk_io ? shm::Resource::kDisk : shm::Resource::kNetwork;
+    return alarm;
+  }
+  if (cpu_wait && !disk_io && !network_io) {
+    alarm.resource = shm::Resource::kCpu;
     return alarm;
   }
   // 3. The node-local invariants of the indicted server.

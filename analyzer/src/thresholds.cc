@@ -8,8 +8,8 @@
 namespace limpwatch::analyzer {
 namespace {
 
-constexpr const char* kMetricNames[kComparedMetricCount] = {"samples", "count",  "time", "dread", "dwrite",
-                                                            "nsread",  "ncread", "rtt",  "loss"};
+constexpr const char* kMetricNames[kComparedMetricCount] = {"samples", "count", "time", "dread", "dwrite",
+                                                            "nsread",  "ncread", "rtt",  "loss",  "cpuwait"};
 
 }  // namespace
 
@@ -42,6 +42,12 @@ double DefaultThresholdFloor(ComparedMetric metric) {
     // crashes or slows the others' losses shift by up to 360 ms a tick
     // (measured); a lossy link adds 0.7-17 s a tick.
     case ComparedMetric::kLoss: return 500;
+    // ms of [waiting for a CPU] a tick: healthy test-bed servers sharing two
+    // cores wait 0.1-0.56 s a tick each, within 0.22 s of one another in the
+    // first second of a run and 0.06 s after it (measured); a CPU quota of a
+    // third of what the server used makes it wait 1.6-2.2 s. Busier peers
+    // raise the bar further: twice their median is the default threshold.
+    case ComparedMetric::kCpuWait: return 200;
     default: return 1.0;                        // ms per I/O call
   }
 }

@@ -9,6 +9,7 @@
 #include <random>
 #include <sstream>
 
+#include "file_appender.h"
 #include "limpwatch/analyzer/alarm.h"
 
 namespace limpwatch::analyzer {
@@ -74,13 +75,12 @@ AnalyzerLoop::AnalyzerLoop(AnalyzerSetup setup)
   }
 }
 
-AnalyzerLoop::~AnalyzerLoop() {
-  if (alarms_fd_ >= 0) close(alarms_fd_);
-}
+AnalyzerLoop::~AnalyzerLoop() = default;
 
 bool AnalyzerLoop::OpenAlarmsFile() {
-  alarms_fd_ = open(setup_.alarms_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  return alarms_fd_ >= 0;
+  std::string error;
+  alarms_file_ = FileAppender::Open(setup_.alarms_path, &error);
+  return alarms_file_ != nullptr;
 }
 
 uint64_t AnalyzerLoop::NextTickUnixMs(uint64_t now_unix_ms) const {
@@ -148,14 +148,20 @@ void AnalyzerLoop::Raise(const Alarm& window_alarm, const shm::SegmentView& segm
   clock_gettime(CLOCK_REALTIME, &now);
   alarm.raised_unix_ms = uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1000000;
   alarms_.push_back(alarm);
-  setup_.log(AlarmToLogLine(alarm));
+  // The segment first (memory: `limpwatch alarms` sees it at once), then
+  // the file (queued: file_appender.h), the log line last: the log is a
+  // plain write, which a throttled disk can hold up.
   if (publish_alarms) PublishAlarm(segment, alarm);
+  bool queued = true;
   if (!setup_.alarms_path.empty()) {
     std::string line = AlarmToJson(alarm) + '\n';
-    bool written = (alarms_fd_ >= 0 || OpenAlarmsFile()) &&
-                   write(alarms_fd_, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-    if (!written) setup_.log("analyzer: cannot append to LIMPWATCH_ALARMS file '" + setup_.alarms_path + "'");
+    queued = (alarms_file_ || OpenAlarmsFile()) &&
+             alarms_file_->Append(std::vector<uint8_t>(line.begin(), line.end())) &&
+             alarms_file_->failed_writes() == reported_alarm_write_failures_;
+    if (alarms_file_) reported_alarm_write_failures_ = alarms_file_->failed_writes();
   }
+  setup_.log(AlarmToLogLine(alarm));
+  if (!queued) setup_.log("analyzer: cannot append to LIMPWATCH_ALARMS file '" + setup_.alarms_path + "'");
 }
 
 }  // namespace limpwatch::analyzer

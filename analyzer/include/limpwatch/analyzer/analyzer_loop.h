@@ -28,6 +28,8 @@
 
 namespace limpwatch::analyzer {
 
+class FileAppender;
+
 // How summaries reach the peers. Implementations never block for long and
 // never throw.
 class SummaryExchange {
@@ -89,8 +91,10 @@ class AnalyzerLoop {
   uint64_t ticks_ = 0;
   std::vector<Alarm> alarms_;
   // LIMPWATCH_ALARMS, opened at start and kept: a server out of descriptors
-  // (EMFILE) is one the alarms are about, and must still be able to append.
-  int alarms_fd_ = -1;
+  // (EMFILE) is one the alarms are about, and must still be able to append;
+  // and appended to without waiting for a disk that may be the fault.
+  std::unique_ptr<FileAppender> alarms_file_;
+  uint64_t reported_alarm_write_failures_ = 0;
   bool OpenAlarmsFile();
 };
 

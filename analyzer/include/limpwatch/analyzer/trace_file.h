@@ -59,6 +59,8 @@ bool ReadTrace(const std::string& path, Trace* trace, std::string* error);
 // pwrite when the kernel refuses io_uring (or LIMPWATCH_IO_URING=0). Writes
 // are asynchronous: Append never waits for the disk, only for a free slot
 // when more than a queue's worth of writes are in flight.
+class FileAppender;
+
 class TraceWriter {
  public:
   // Creates or appends to `path` (a new file gets a header). Null + *error on failure.
@@ -68,22 +70,17 @@ class TraceWriter {
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
+  // Queues the record; the disk is not waited for (file_appender.h).
   bool Append(TraceRecordType type, const std::vector<uint8_t>& payload);
-  // Waits for every write in flight; false if any failed.
+  // Waits for every write in flight; false if any failed since the last Flush.
   bool Flush();
   bool uses_io_uring() const;
-  uint64_t failed_writes() const { return failed_writes_; }
+  uint64_t failed_writes() const;
 
  private:
   TraceWriter() = default;
-  struct Ring;
-  bool Submit(std::vector<uint8_t> bytes);
-  void Reap(bool wait);
 
-  int fd_ = -1;
-  uint64_t offset_ = 0;
-  std::unique_ptr<Ring> ring_;
-  uint64_t failed_writes_ = 0;
+  std::unique_ptr<FileAppender> file_;
 };
 
 // "%n" -> node name, "%p" -> pid: one recording per server from one setting.

@@ -1,0 +1,135 @@
+// The analyzer's file appender (analyzer/src/file_appender.h): appends land
+// in order with and without io_uring, and a file that cannot take the bytes
+// does not hold up the caller.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <iterator>
+#include <string>
+
+#include "file_appender.h"
+
+namespace limpwatch::analyzer {
+namespace {
+
+class TempDirectory {
+ public:
+  TempDirectory() {
+    char pattern[] = "/tmp/limpwatch-appender-XXXXXX";
+    path_ = mkdtemp(pattern);
+  }
+  ~TempDirectory() { std::system(("rm -rf '" + path_ + "'").c_str()); }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::vector<uint8_t> Bytes(const std::string& text) { return std::vector<uint8_t>(text.begin(), text.end()); }
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
+TEST(FileAppenderTest, AppendsLandInOrderWithAndWithoutIoUringAndAReopenedFileGrows) {
+  TempDirectory directory;
+  for (const char* setting : {"1", "0"}) {
+    setenv("LIMPWATCH_IO_URING", setting, 1);
+    std::string path = directory.File(std::string("lines") + setting);
+    std::string expected;
+    for (int round = 0; round < 2; ++round) {
+      std::string error;
+      auto file = FileAppender::Open(path, &error);
+      ASSERT_TRUE(file) << error;
+      EXPECT_EQ(file->uses_io_uring(), std::string(setting) == "1");
+      EXPECT_EQ(file->size(), expected.size());
+      for (int line = 0; line < 300; ++line) {
+        std::string text = "round " + std::to_string(round) + " line " + std::to_string(line) + "\n";
+        ASSERT_TRUE(file->Append(Bytes(text)));
+        expected += text;
+      }
+      EXPECT_TRUE(file->Flush());
+      EXPECT_EQ(file->writes_pending(), 0u);
+      EXPECT_EQ(file->failed_writes(), 0u);
+    }
+    EXPECT_EQ(ReadAll(path), expected);
+  }
+  unsetenv("LIMPWATCH_IO_URING");
+}
+
+TEST(FileAppenderTest, AMissingDirectoryIsOneLineNamingThePath) {
+  std::string error;
+  EXPECT_FALSE(FileAppender::Open("/nonexistent-limpwatch-dir/alarms", &error));
+  EXPECT_NE(error.find("/nonexistent-limpwatch-dir/alarms"), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+}
+
+// A pipe nobody reads stands for a disk that takes nothing: a plain write
+// would wait until someone reads; the appender returns at once and the
+// bytes follow once the reader drains the pipe.
+TEST(FileAppenderTest, AFileThatCannotTakeTheBytesDoesNotHoldUpTheCaller) {
+  TempDirectory directory;
+  std::string path = directory.File("stalled");
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  int reader = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(reader, 0);
+  std::string error;
+  auto file = FileAppender::Open(path, &error);
+  ASSERT_TRUE(file) << error;
+  if (!file->uses_io_uring()) {
+    close(reader);
+    GTEST_SKIP() << "the kernel refused io_uring; the appender writes with pwrite()";
+  }
+  // A small pipe, so that the writes beyond it stay well within the ring.
+  int capacity = fcntl(reader, F_SETPIPE_SZ, 16384);
+  ASSERT_GT(capacity, 0);
+  ASSERT_LE(capacity, 65536);
+  constexpr size_t kChunk = 4096;  // atomic on a pipe: never a short write
+  size_t chunks = size_t(capacity) / kChunk + 8;
+  // The appending thread then flushes, which moves the queue on as the pipe
+  // drains; it stays until its writes are done, since io_uring cancels the
+  // requests of a thread that exits (the analyzer's thread lives as long as
+  // the server).
+  std::promise<bool> appended;
+  auto appending = std::async(std::launch::async, [&] {
+    bool queued = true;
+    for (size_t chunk = 0; chunk < chunks; ++chunk) {
+      queued = queued && file->Append(std::vector<uint8_t>(kChunk, uint8_t('a' + chunk % 26)));
+    }
+    size_t in_flight = file->writes_pending();
+    appended.set_value(queued && in_flight > 0);
+    return file->Flush();
+  });
+  auto appended_future = appended.get_future();
+  bool returned = appended_future.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  EXPECT_TRUE(returned) << "Append waited for the pipe to be read";
+  if (returned) EXPECT_TRUE(appended_future.get()) << "nothing was left in flight, or a write could not be queued";
+  // Drain: the queued writes complete, in order.
+  std::string received;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (received.size() < chunks * kChunk && std::chrono::steady_clock::now() < deadline) {
+    pollfd readable{reader, POLLIN, 0};
+    poll(&readable, 1, 100);
+    char buffer[65536];
+    ssize_t got = read(reader, buffer, sizeof buffer);
+    if (got > 0) received.append(buffer, size_t(got));
+  }
+  EXPECT_TRUE(appending.get());
+  ASSERT_EQ(received.size(), chunks * kChunk);
+  for (size_t chunk = 0; chunk < chunks; ++chunk) {
+    ASSERT_EQ(received[chunk * kChunk], char('a' + chunk % 26)) << chunk;
+  }
+  file.reset();
+  close(reader);
+}
+
+}  // namespace
+}  // namespace limpwatch::analyzer

@@ -27,6 +27,14 @@ constexpr int kSlowServer = 2;
 constexpr int kDaemonServer = 1;  // daemonizes like pvfs2-server: its analyzer must run in the child
 
 struct Cluster {
+  // Servers named e2e<pid><tag><index>, their files in a new directory
+  // (empty if it could not be made).
+  explicit Cluster(char tag) : prefix("e2e" + std::to_string(getpid()) + tag) {
+    char pattern[] = "/tmp/limpwatch-e2e-XXXXXX";
+    if (mkdtemp(pattern) != nullptr) directory = pattern;
+  }
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
   std::string prefix;
   std::string directory;
   std::vector<pid_t> pids;
@@ -39,6 +47,14 @@ struct Cluster {
     if (!directory.empty()) std::system(("rm -rf '" + directory + "'").c_str());
   }
   std::string Name(int index) const { return prefix + std::to_string(index); }
+  // LIMPWATCH_PEERS for servers on UDP ports base_port, base_port + 1, ...
+  std::string Peers(int base_port) const {
+    std::string peers;
+    for (int index = 0; index < kServers; ++index) {
+      peers += (index ? "," : "") + Name(index) + "=127.0.0.1:" + std::to_string(base_port + index);
+    }
+    return peers;
+  }
 };
 
 std::vector<std::string> ReadLines(const std::string& path) {
@@ -67,17 +83,11 @@ std::string JsonField(const std::string& json, const std::string& key) {
 }
 
 TEST(AnalyzerEndToEndTest, PeersIndictTheLimpingServerOnlineAndOfflineAlike) {
-  Cluster cluster;
-  cluster.prefix = "e2e" + std::to_string(getpid()) + "s";
-  char directory[] = "/tmp/limpwatch-e2e-XXXXXX";
-  ASSERT_NE(mkdtemp(directory), nullptr);
-  cluster.directory = directory;
+  Cluster cluster('s');
+  ASSERT_FALSE(cluster.directory.empty());
   int base_port = 20000 + (getpid() % 20000);
   pid_t daemon_pid = -1;
-  std::string peers;
-  for (int index = 0; index < kServers; ++index) {
-    peers += (index ? "," : "") + cluster.Name(index) + "=127.0.0.1:" + std::to_string(base_port + index);
-  }
+  std::string peers = cluster.Peers(base_port);
   for (int index = 0; index < kServers; ++index) {
     std::vector<std::string> environment{
         "LIMPWATCH_NAME=" + cluster.Name(index),
@@ -179,16 +189,10 @@ TEST(AnalyzerEndToEndTest, PeersIndictTheLimpingServerOnlineAndOfflineAlike) {
 // its share of samples for seconds (false "samples" alarms in 3 runs of 5
 // before the periods were varied: sampler/period_jitter.h).
 TEST(AnalyzerEndToEndTest, IdenticalPeersWithPerCpuSamplingIndictNobody) {
-  Cluster cluster;
-  cluster.prefix = "e2e" + std::to_string(getpid()) + "q";
-  char directory[] = "/tmp/limpwatch-e2e-XXXXXX";
-  ASSERT_NE(mkdtemp(directory), nullptr);
-  cluster.directory = directory;
+  Cluster cluster('q');
+  ASSERT_FALSE(cluster.directory.empty());
   int base_port = 20000 + ((getpid() + kServers) % 20000);
-  std::string peers;
-  for (int index = 0; index < kServers; ++index) {
-    peers += (index ? "," : "") + cluster.Name(index) + "=127.0.0.1:" + std::to_string(base_port + index);
-  }
+  std::string peers = cluster.Peers(base_port);
   for (int index = 0; index < kServers; ++index) {
     int out = -1;
     cluster.pids.push_back(

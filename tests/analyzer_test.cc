@@ -284,58 +284,58 @@ TEST(PeerComparisonTest, AServerWhoseConnectionsLosePacketsIsIndictedOnNetwork) 
   ExpectIndictedByItsOwnMeasurement(SyntheticFault::kPacketLoss, 3, shm::Resource::kNetwork, kLostPacketsName);
 }
 
+// Trained thresholds so high that no profile metric (samples, count, time)
+// can fire: what is left is the scalar metric under test.
+Thresholds DeafProfiles() {
+  Thresholds deaf;
+  for (ComparedMetric metric : {ComparedMetric::kSamples, ComparedMetric::kCount, ComparedMetric::kTime}) {
+    deaf.Set("*", metric, 1e9);
+  }
+  return deaf;
+}
+
+// The faulty server alone is indicted, on `resource`, and the first alarm
+// names `metric` alone with `feature` first; the healthy cluster stays quiet.
+void ExpectIndictedByScalarAboveDeafProfiles(SyntheticFault fault, int faulty_server, const std::string& metric,
+                                             shm::Resource resource, const std::string& feature) {
+  SyntheticCluster cluster;
+  cluster.fault = fault;
+  cluster.faulty_server = faulty_server;
+  ReplayResult result = Replay(cluster, {}, DeafProfiles());
+  ASSERT_FALSE(result.alarms.empty());
+  for (const Alarm& alarm : result.alarms) {
+    EXPECT_EQ(alarm.server, ServerName(faulty_server)) << AlarmToLogLine(alarm);
+    EXPECT_EQ(alarm.resource, resource) << AlarmToLogLine(alarm);
+  }
+  const Alarm& first = result.alarms.front();
+  EXPECT_EQ(first.metrics, std::vector<std::string>{metric}) << AlarmToLogLine(first);
+  ASSERT_FALSE(first.top_functions.empty());
+  EXPECT_EQ(first.top_functions.front().name, feature);
+  // Healthy servers' odd lost segment or short wait stays under the floor.
+  cluster.fault = SyntheticFault::kNone;
+  ReplayResult quiet = Replay(cluster, {}, DeafProfiles());
+  EXPECT_TRUE(quiet.alarms.empty()) << AlarmToLogLine(quiet.alarms.front());
+}
+
 // Under a heavy write load the trained thresholds of the vector metrics sit
 // far above what a few hundred ms of lost packets add to a server's profile
 // (seen on the test-bed): the losses are compared on their own, as a scalar.
 TEST(PeerComparisonTest, LostPacketsAreComparedOnTheirOwnAboveTrainedProfileThresholds) {
-  Thresholds deaf_profiles;
-  for (ComparedMetric metric : {ComparedMetric::kSamples, ComparedMetric::kCount, ComparedMetric::kTime}) {
-    deaf_profiles.Set("*", metric, 1e9);
-  }
-  SyntheticCluster cluster;
-  cluster.fault = SyntheticFault::kPacketLoss;
-  cluster.faulty_server = 4;
-  ReplayResult result = Replay(cluster, {}, deaf_profiles);
-  ASSERT_FALSE(result.alarms.empty());
-  for (const Alarm& alarm : result.alarms) EXPECT_EQ(alarm.server, ServerName(4)) << AlarmToLogLine(alarm);
-  const Alarm& first = result.alarms.front();
-  EXPECT_EQ(first.metrics, std::vector<std::string>{"loss"}) << AlarmToLogLine(first);
-  EXPECT_EQ(first.resource, shm::Resource::kNetwork);
-  ASSERT_FALSE(first.top_functions.empty());
-  EXPECT_EQ(first.top_functions.front().name, kLostPacketsName);
-  // A healthy network's odd lost segment stays under the floor.
-  cluster.fault = SyntheticFault::kNone;
-  ReplayResult quiet = Replay(cluster, {}, deaf_profiles);
-  EXPECT_TRUE(quiet.alarms.empty()) << AlarmToLogLine(quiet.alarms.front());
+  ExpectIndictedByScalarAboveDeafProfiles(SyntheticFault::kPacketLoss, 4, "loss", shm::Resource::kNetwork,
+                                          kLostPacketsName);
 }
 
 // Likewise the wait for a CPU: a server held to a CPU quota waits seconds a
 // tick more than its peers, which the profiles' trained thresholds (set by
 // functions whose time moves with the load) can hide.
 TEST(PeerComparisonTest, TheWaitForACpuIsComparedOnItsOwnAboveTrainedProfileThresholds) {
-  Thresholds deaf_profiles;
-  for (ComparedMetric metric : {ComparedMetric::kSamples, ComparedMetric::kCount, ComparedMetric::kTime}) {
-    deaf_profiles.Set("*", metric, 1e9);
-  }
+  ExpectIndictedByScalarAboveDeafProfiles(SyntheticFault::kCpuStarved, 5, "cpuwait", shm::Resource::kCpu,
+                                          kRunqueueWaitName);
   SyntheticCluster cluster;
-  cluster.fault = SyntheticFault::kCpuStarved;
   cluster.faulty_server = 5;
-  ReplayResult result = Replay(cluster, {}, deaf_profiles);
-  ASSERT_FALSE(result.alarms.empty());
-  for (const Alarm& alarm : result.alarms) {
-    EXPECT_EQ(alarm.server, ServerName(5)) << AlarmToLogLine(alarm);
-    EXPECT_EQ(alarm.resource, shm::Resource::kCpu) << AlarmToLogLine(alarm);
-  }
-  const Alarm& first = result.alarms.front();
-  EXPECT_EQ(first.metrics, std::vector<std::string>{"cpuwait"}) << AlarmToLogLine(first);
-  ASSERT_FALSE(first.top_functions.empty());
-  EXPECT_EQ(first.top_functions.front().name, kRunqueueWaitName);
-  cluster.fault = SyntheticFault::kNone;
-  ReplayResult quiet = Replay(cluster, {}, deaf_profiles);
-  EXPECT_TRUE(quiet.alarms.empty()) << AlarmToLogLine(quiet.alarms.front());
   // A trained threshold above the starved server's excess silences it.
   cluster.fault = SyntheticFault::kCpuStarved;
-  Thresholds deaf_to_everything = deaf_profiles;
+  Thresholds deaf_to_everything = DeafProfiles();
   deaf_to_everything.Set("*", ComparedMetric::kCpuWait, 1e9);
   EXPECT_TRUE(Replay(cluster, {}, deaf_to_everything).alarms.empty());
 }

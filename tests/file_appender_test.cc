@@ -15,22 +15,10 @@
 #include <string>
 
 #include "file_appender.h"
+#include "peer/temp_dir.h"
 
 namespace limpwatch::analyzer {
 namespace {
-
-class TempDirectory {
- public:
-  TempDirectory() {
-    char pattern[] = "/tmp/limpwatch-appender-XXXXXX";
-    path_ = mkdtemp(pattern);
-  }
-  ~TempDirectory() { std::system(("rm -rf '" + path_ + "'").c_str()); }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 std::vector<uint8_t> Bytes(const std::string& text) { return std::vector<uint8_t>(text.begin(), text.end()); }
 
@@ -40,7 +28,7 @@ std::string ReadAll(const std::string& path) {
 }
 
 TEST(FileAppenderTest, AppendsLandInOrderWithAndWithoutIoUringAndAReopenedFileGrows) {
-  TempDirectory directory;
+  testing::TempDir directory;
   for (const char* setting : {"1", "0"}) {
     setenv("LIMPWATCH_IO_URING", setting, 1);
     std::string path = directory.File(std::string("lines") + setting);
@@ -76,7 +64,7 @@ TEST(FileAppenderTest, AMissingDirectoryIsOneLineNamingThePath) {
 // would wait until someone reads; the appender returns at once and the
 // bytes follow once the reader drains the pipe.
 TEST(FileAppenderTest, AFileThatCannotTakeTheBytesDoesNotHoldUpTheCaller) {
-  TempDirectory directory;
+  testing::TempDir directory;
   std::string path = directory.File("stalled");
   ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
   int reader = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);

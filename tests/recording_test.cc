@@ -15,22 +15,10 @@
 #include "limpwatch/analyzer/trace_file.h"
 #include "limpwatch/shm/name_hash.h"
 #include "limpwatch/shm/segment.h"
+#include "peer/temp_dir.h"
 
 namespace limpwatch::analyzer {
 namespace {
-
-class TempDirectory {
- public:
-  TempDirectory() {
-    char pattern[] = "/tmp/limpwatch-recording-XXXXXX";
-    path_ = mkdtemp(pattern);
-  }
-  ~TempDirectory() { std::system(("rm -rf '" + path_ + "'").c_str()); }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 struct CommandResult {
   int status = -1;
@@ -50,16 +38,16 @@ CommandResult RunCli(const std::string& arguments) {
 }
 
 // Writes every server's synthetic ticks as one recording per server.
-std::vector<std::string> WriteRecordings(const testing::SyntheticCluster& cluster, const TempDirectory& directory,
+std::vector<std::string> WriteRecordings(const limpwatch::testing::SyntheticCluster& cluster, const testing::TempDir& directory,
                                          const std::string& prefix) {
   std::vector<std::string> paths;
-  NameBook names = testing::SyntheticNames();
+  NameBook names = limpwatch::testing::SyntheticNames();
   std::vector<FunctionName> name_list;
   for (const char* name : {"storage_pread_block", "storage_pwrite_block", "storage_fsync_object", "net_recv_message",
                            "net_send_message", "net_poll_loop", "flow_copy_buffer"}) {
     name_list.push_back({shm::FunctionNameHash(name), name});
   }
-  for (const auto& [server, ticks] : testing::GenerateCluster(cluster)) {
+  for (const auto& [server, ticks] : limpwatch::testing::GenerateCluster(cluster)) {
     std::string path = directory.File(prefix + server + ".lwtrace");
     std::string error;
     auto writer = TraceWriter::Open(path, server, 1000, &error);
@@ -74,8 +62,8 @@ std::vector<std::string> WriteRecordings(const testing::SyntheticCluster& cluste
 }
 
 TEST(TraceFileTest, TicksRoundTripThroughTheFile) {
-  TempDirectory directory;
-  testing::SyntheticCluster cluster;
+  testing::TempDir directory;
+  limpwatch::testing::SyntheticCluster cluster;
   cluster.servers = 2;
   cluster.ticks = 50;
   auto paths = WriteRecordings(cluster, directory, "rt-");
@@ -86,7 +74,7 @@ TEST(TraceFileTest, TicksRoundTripThroughTheFile) {
   EXPECT_TRUE(trace.problems.empty());
   EXPECT_EQ(trace.node, "server0");
   EXPECT_EQ(trace.tick_ms, 1000u);
-  auto expected = testing::GenerateCluster(cluster).at("server0");
+  auto expected = limpwatch::testing::GenerateCluster(cluster).at("server0");
   ASSERT_EQ(trace.ticks.size(), expected.size());
   for (size_t index = 0; index < expected.size(); ++index) {
     EXPECT_EQ(trace.ticks[index].tick, expected[index].tick);
@@ -98,8 +86,8 @@ TEST(TraceFileTest, TicksRoundTripThroughTheFile) {
 }
 
 TEST(TraceFileTest, CorruptRecordIsSkippedAndATruncatedTailEndsTheRead) {
-  TempDirectory directory;
-  testing::SyntheticCluster cluster;
+  testing::TempDir directory;
+  limpwatch::testing::SyntheticCluster cluster;
   cluster.servers = 1;
   cluster.ticks = 20;
   std::string path = WriteRecordings(cluster, directory, "bad-").front();
@@ -138,7 +126,7 @@ TEST(TraceFileTest, CorruptRecordIsSkippedAndATruncatedTailEndsTheRead) {
 }
 
 TEST(TraceFileTest, NotARecordingOrAnotherVersionIsRefusedInOneLine) {
-  TempDirectory directory;
+  testing::TempDir directory;
   std::string path = directory.File("junk.lwtrace");
   std::ofstream(path) << "this is not a recording at all, not even close";
   Trace trace;
@@ -155,7 +143,7 @@ TEST(TraceFileTest, NotARecordingOrAnotherVersionIsRefusedInOneLine) {
 }
 
 TEST(TraceFileTest, WriterWorksWithAndWithoutIoUring) {
-  TempDirectory directory;
+  testing::TempDir directory;
   for (const char* setting : {"1", "0"}) {
     setenv("LIMPWATCH_IO_URING", setting, 1);
     std::string path = directory.File(std::string("w") + setting);
@@ -181,8 +169,8 @@ TEST(TraceFileTest, WriterWorksWithAndWithoutIoUring) {
 }
 
 TEST(OfflineCommandsTest, TrainThenDiagnoseRecordings) {
-  TempDirectory directory;
-  testing::SyntheticCluster training;
+  testing::TempDir directory;
+  limpwatch::testing::SyntheticCluster training;
   training.servers = 5;
   training.ticks = 120;
   training.seed = 21;
@@ -195,9 +183,9 @@ TEST(OfflineCommandsTest, TrainThenDiagnoseRecordings) {
   // The synthetic servers lose packets now and then; losses are left to the default rule.
   EXPECT_EQ(trained.output.find(" loss "), std::string::npos) << trained.output;
 
-  testing::SyntheticCluster faulty = training;
+  limpwatch::testing::SyntheticCluster faulty = training;
   faulty.seed = 22;
-  faulty.fault = testing::SyntheticFault::kDiskTime;
+  faulty.fault = limpwatch::testing::SyntheticFault::kDiskTime;
   faulty.faulty_server = 1;
   faulty.fault_start = 60;
   std::string faulty_files;
@@ -212,12 +200,12 @@ TEST(OfflineCommandsTest, TrainThenDiagnoseRecordings) {
 }
 
 TEST(OfflineCommandsTest, TrainingReadsRunsInAnyOrderAndCanPool) {
-  TempDirectory directory;
-  testing::SyntheticCluster first;
+  testing::TempDir directory;
+  limpwatch::testing::SyntheticCluster first;
   first.servers = 4;
   first.ticks = 60;
   first.seed = 31;
-  testing::SyntheticCluster second = first;
+  limpwatch::testing::SyntheticCluster second = first;
   second.seed = 32;
   second.first_tick = first.first_tick + 1000;  // a later run of the same servers
   std::string in_order, reversed;
@@ -255,7 +243,7 @@ TEST(OfflineCommandsTest, TrainingReadsRunsInAnyOrderAndCanPool) {
 }
 
 TEST(OfflineCommandsTest, DiagnoseReadsPeerTimeSeriesFromCsv) {
-  TempDirectory directory;
+  testing::TempDir directory;
   std::string path = directory.File("peers.csv");
   {
     std::ofstream csv(path);
@@ -279,7 +267,7 @@ TEST(OfflineCommandsTest, DiagnoseReadsPeerTimeSeriesFromCsv) {
 }
 
 TEST(OfflineCommandsTest, BadInputGivesOneLineAndAFailureStatus) {
-  TempDirectory directory;
+  testing::TempDir directory;
   std::string junk = directory.File("junk.lwtrace");
   std::ofstream(junk) << "garbage";
   CommandResult result = RunCli("diagnose " + junk);

@@ -15,7 +15,7 @@ namespace limpwatch::analyzer::testing {
 class TempDir {
  public:
   TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "limpwatch-peer-XXXXXX").string();
+    std::string pattern = (std::filesystem::temp_directory_path() / "limpwatch-test-XXXXXX").string();
     path_ = mkdtemp(pattern.data()) != nullptr ? pattern : std::string();
   }
   ~TempDir() {
@@ -26,6 +26,7 @@ class TempDir {
   TempDir& operator=(const TempDir&) = delete;
 
   const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
 
   // Writes `content` to `name` with permissions `mode`; returns the full path.
   std::string Write(const std::string& name, const std::string& content, mode_t mode = 0600) const {

@@ -317,6 +317,29 @@ void ExpectIndictedByScalarAboveDeafProfiles(SyntheticFault fault, int faulty_se
   EXPECT_TRUE(quiet.alarms.empty()) << AlarmToLogLine(quiet.alarms.front());
 }
 
+// A server waiting for its disk drains its sockets late and loses packets
+// too: when its file I/O service times fired, the disk is named, not the
+// network its lost packets would point at.
+TEST(PeerComparisonTest, AThrottledDiskIsNamedThoughTheServerAlsoLosesPackets) {
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kDiskThrottled;
+  cluster.faulty_server = 7;
+  ReplayResult result = Replay(cluster, {}, DeafProfiles());
+  ASSERT_FALSE(result.alarms.empty());
+  for (const Alarm& alarm : result.alarms) {
+    EXPECT_EQ(alarm.server, ServerName(7)) << AlarmToLogLine(alarm);
+    bool file_io_fired = std::find(alarm.metrics.begin(), alarm.metrics.end(), "dwrite") != alarm.metrics.end() ||
+                         std::find(alarm.metrics.begin(), alarm.metrics.end(), "dread") != alarm.metrics.end();
+    EXPECT_TRUE(file_io_fired) << AlarmToLogLine(alarm);
+    EXPECT_EQ(alarm.resource, shm::Resource::kDisk) << AlarmToLogLine(alarm);
+  }
+  // The same losses with no slower disk are the network's.
+  cluster.fault = SyntheticFault::kPacketLoss;
+  ReplayResult lossy = Replay(cluster, {}, DeafProfiles());
+  ASSERT_FALSE(lossy.alarms.empty());
+  EXPECT_EQ(lossy.alarms.front().resource, shm::Resource::kNetwork) << AlarmToLogLine(lossy.alarms.front());
+}
+
 // Under a heavy write load the trained thresholds of the vector metrics sit
 // far above what a few hundred ms of lost packets add to a server's profile
 // (seen on the test-bed): the losses are compared on their own, as a scalar.
@@ -333,6 +356,18 @@ TEST(PeerComparisonTest, TheWaitForACpuIsComparedOnItsOwnAboveTrainedProfileThre
                                           kRunqueueWaitName);
   SyntheticCluster cluster;
   cluster.faulty_server = 5;
+  // On an overloaded machine a busy server waits a few times what its peers
+  // wait, far above the floor and a threshold trained on such a machine
+  // (the test-bed's: 296 ms): no quota, no alarm. A quota still stands out.
+  Thresholds trained = DeafProfiles();
+  trained.Set("*", ComparedMetric::kCpuWait, 250);
+  cluster.fault = SyntheticFault::kBusyOnOverloadedCpu;
+  ReplayResult busy = Replay(cluster, {}, trained);
+  EXPECT_TRUE(busy.alarms.empty()) << AlarmToLogLine(busy.alarms.front());
+  cluster.fault = SyntheticFault::kCpuStarved;
+  ReplayResult starved = Replay(cluster, {}, trained);
+  ASSERT_FALSE(starved.alarms.empty());
+  EXPECT_EQ(starved.alarms.front().metrics, std::vector<std::string>{"cpuwait"});
   // A trained threshold above the starved server's excess silences it.
   cluster.fault = SyntheticFault::kCpuStarved;
   Thresholds deaf_to_everything = DeafProfiles();

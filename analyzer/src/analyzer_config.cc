@@ -45,6 +45,7 @@ AnalyzerConfig ReadAnalyzerConfigFromEnvironment(std::vector<std::string>* probl
   ReadNumber("LIMPWATCH_ANALYZE_SILENT_WINDOWS", 1, 1000, &config.peer_silence_windows, problems);
   ReadNumber("LIMPWATCH_ANALYZE_FACTOR", 1.01, 1000, &config.default_threshold_factor, problems);
   ReadNumber("LIMPWATCH_ANALYZE_RELATIVE", 1.0, 1000, &config.relative_factor, problems);
+  ReadNumber("LIMPWATCH_ANALYZE_CPUWAIT_RELATIVE", 1.0, 1000, &config.cpu_wait_relative_factor, problems);
   if (config.shift_ticks > config.window_ticks) {
     problems->push_back("LIMPWATCH_ANALYZE_SHIFT is larger than LIMPWATCH_ANALYZE_WINDOW; using a shift of 1");
     config.shift_ticks = 1;

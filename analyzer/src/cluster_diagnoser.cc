@@ -244,8 +244,10 @@ void ClusterDiagnoser::ScoreScalarMetric(ComparedMetric metric, const std::vecto
     score.score = value - peers_median;  // only a slower server scores above 0
     double default_threshold =
         std::max(DefaultThresholdFloor(metric), (config_.default_threshold_factor - 1.0) * peers_median);
+    double relative_factor =
+        metric == ComparedMetric::kCpuWait ? config_.cpu_wait_relative_factor : config_.relative_factor;
     score.threshold = std::max(ThresholdFor(score.server, metric, default_threshold, &score.trained),
-                               (config_.relative_factor - 1.0) * peers_median);
+                               (relative_factor - 1.0) * peers_median);
     score.anomalous = score.score > score.threshold;
     result->scores.push_back(std::move(score));
   }
@@ -341,8 +343,14 @@ namespace {
 // late, overflows their receive queues and so loses packets itself (seen on
 // the test-bed), while a lossy link never makes a server wait for a CPU.
 // The round trip's floor, 15 ms a tick in a 4-tick window, is above what a
-// loaded healthy loopback server shows (up to 8 ms, measured).
-shm::Resource DirectlyMeasuredShortage(const std::string& server, const std::vector<const PeerSummary*>& summaries) {
+// loaded healthy loopback server shows (up to 8 ms, measured). When the
+// server's file I/O service times fired (`disk_io_fired`), its lost packets
+// and round trip are left out for the same reason: a server waiting for its
+// disk drains its sockets late too (a blkio-throttled test-bed server lost
+// 140 ms of packets a window under ddw), while a lossy or slow link never
+// makes a pwrite take longer.
+shm::Resource DirectlyMeasuredShortage(const std::string& server, const std::vector<const PeerSummary*>& summaries,
+                                       bool disk_io_fired) {
   constexpr double kFactor = 3.0;
   struct Measured {
     const char* name;
@@ -353,6 +361,7 @@ shm::Resource DirectlyMeasuredShortage(const std::string& server, const std::vec
                                {kLostPacketsName, shm::Resource::kNetwork, 100.0},
                                {kRoundTripName, shm::Resource::kNetwork, 60.0}};
   for (const auto& [name, resource, floor_ms] : measured) {
+    if (disk_io_fired && resource == shm::Resource::kNetwork) continue;
     uint32_t key = FoldNameHash(shm::FunctionNameHash(name));
     double own = 0;
     std::vector<double> peers;
@@ -470,7 +479,8 @@ Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state
   //    functions it then spent its time in (a server sharing its CPU with
   //    spinners reads its sockets in smaller pieces, so a network function's
   //    call count is what fires).
-  if (shm::Resource measured = DirectlyMeasuredShortage(server, summaries); measured != shm::Resource::kUnknown) {
+  if (shm::Resource measured = DirectlyMeasuredShortage(server, summaries, disk_io);
+      measured != shm::Resource::kUnknown) {
     alarm.resource = measured;
     return alarm;
   }

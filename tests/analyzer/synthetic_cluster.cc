@@ -72,16 +72,22 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
         double calls = function.calls_per_s * load * (1 + jitter(random));
         double self_ms = function.self_ms_per_s * load * (1 + jitter(random));
         double samples = function.samples_per_s * load * (1 + jitter(random));
-        if (faulty && cluster.fault == SyntheticFault::kDiskTime && function.storage) {
+        bool slow_disk = cluster.fault == SyntheticFault::kDiskTime || cluster.fault == SyntheticFault::kDiskThrottled;
+        if (faulty && slow_disk && function.storage) {
           self_ms *= 6.0;
           calls *= 0.7;
         }
         if (faulty && cluster.fault == SyntheticFault::kCpuStarved && function.runqueue) self_ms *= 8.0;
+        if (cluster.fault == SyntheticFault::kBusyOnOverloadedCpu && function.runqueue) self_ms *= faulty ? 20.0 : 8.0;
         if (faulty && (cluster.fault == SyntheticFault::kPacketLoss || cluster.fault == SyntheticFault::kCpuShared) &&
             function.lost_packets) {
           calls *= 100.0;
           // A lossy link costs 0.7-17 s a second on the test-bed (mostly retransmission timeouts).
           self_ms *= cluster.fault == SyntheticFault::kPacketLoss ? 600.0 : 100.0;
+        }
+        if (faulty && cluster.fault == SyntheticFault::kDiskThrottled && function.lost_packets) {
+          calls *= 30.0;
+          self_ms *= 100.0;
         }
         if (faulty && cluster.fault == SyntheticFault::kLossBurst && function.lost_packets) {
           calls = 20;
@@ -111,7 +117,7 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
                 [](const auto& a, const auto& b) { return a.name_hash < b.name_hash; });
       double dread = 0.5 * (1 + jitter(random));
       double dwrite = 0.8 * (1 + jitter(random));
-      if (faulty && cluster.fault == SyntheticFault::kDiskTime) {
+      if (faulty && (cluster.fault == SyntheticFault::kDiskTime || cluster.fault == SyntheticFault::kDiskThrottled)) {
         dread *= 6;
         dwrite *= 6;
       }

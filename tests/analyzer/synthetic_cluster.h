@@ -28,6 +28,10 @@ enum class SyntheticFault {
                   // its late-drained sockets drop packets (100x more lost)
   kNetworkDelay,  // the server's link is slow: its connections' round trip is 80x longer
   kStorageFull,   // the server's storage is full: 20 of its file writes a second fail with ENOSPC
+  kDiskThrottled,  // kDiskTime, and the server, draining its sockets late, loses 100x the time in
+                   // packets (200 ms a second: a blkio-throttled test-bed server under ddw)
+  kBusyOnOverloadedCpu,  // every server waits for a CPU 8x longer than usual (an overloaded machine),
+                         // the "faulty" one 20x: a busy healthy server, 2.5x its peers' wait
   kLossBurst,     // in each faulty tick the server's connections retransmit 20 segments after
                   // 200 ms timeouts: 4 s of [lost packets] (a loopback briefly overrun by a loaded
                   // machine, when the fault lasts one tick)

@@ -47,6 +47,11 @@ struct AnalyzerConfig {
   // every server is disturbed (a shared switch, the burst after a peer
   // recovers), none of them is the one that limps.
   double relative_factor = 2.0;
+  // The wait for a CPU stands out only at this factor of the peers' median
+  // wait. On an overloaded machine a busy healthy server waits 2-2.7x what
+  // its peers wait for seconds on end (test-bed ddw: 500-800 ms a tick
+  // against 250-350); a CPU quota makes it 15-25x (1.6-2.2 s against 80-100).
+  double cpu_wait_relative_factor = 4.0;
 };
 
 // Reads LIMPWATCH_ANALYZE_* variables over the defaults; bad values are

@@ -26,9 +26,8 @@ int RunMemoryGrower(uint64_t mib, uint64_t rate_mibps) {
   auto* pages = static_cast<volatile char*>(memory);
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   const uint64_t step = 1 << 20;  // touch a MiB, then pace
-  // Each MiB has its moment on the clock (start + n / rate): on a loaded
-  // machine a relative sleep of 2 ms oversleeps by several, and 1 GiB then
-  // took over 7 s instead of 2; a late MiB is touched at once instead.
+  // Each MiB has its moment on the clock (start + n / rate): time lost to
+  // slow faults or a late wake-up is made up, not added to every MiB.
   timespec start{};
   clock_gettime(CLOCK_MONOTONIC, &start);
   const uint64_t start_ns = uint64_t(start.tv_sec) * 1000000000ull + uint64_t(start.tv_nsec);

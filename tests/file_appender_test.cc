@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -51,6 +52,35 @@ TEST(FileAppenderTest, AppendsLandInOrderWithAndWithoutIoUringAndAReopenedFileGr
     EXPECT_EQ(ReadAll(path), expected);
   }
   unsetenv("LIMPWATCH_IO_URING");
+}
+
+// Two servers given one LIMPWATCH_ALARMS path: every line of both lands
+// whole, none over another.
+TEST(FileAppenderTest, TwoAppendersOnOneFileLoseNoLine) {
+  testing::TempDir directory;
+  std::string path = directory.File("shared");
+  for (const char* setting : {"1", "0"}) {
+    setenv("LIMPWATCH_IO_URING", setting, 1);
+    std::string error;
+    auto first = FileAppender::Open(path, &error);
+    auto second = FileAppender::Open(path, &error);
+    ASSERT_TRUE(first && second) << error;
+    for (int line = 0; line < 200; ++line) {
+      FileAppender& file = line % 2 == 0 ? *first : *second;
+      ASSERT_TRUE(file.Append(Bytes(std::string(setting) + " line " + std::to_string(line) + "\n")));
+    }
+    EXPECT_TRUE(first->Flush());
+    EXPECT_TRUE(second->Flush());
+  }
+  unsetenv("LIMPWATCH_IO_URING");
+  std::string text = ReadAll(path);
+  for (const char* setting : {"1", "0"}) {
+    for (int line = 0; line < 200; ++line) {
+      std::string expected = std::string(setting) + " line " + std::to_string(line) + "\n";
+      EXPECT_NE(text.find(expected), std::string::npos) << expected;
+    }
+  }
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 400);
 }
 
 TEST(FileAppenderTest, AMissingDirectoryIsOneLineNamingThePath) {
@@ -99,7 +129,9 @@ TEST(FileAppenderTest, AFileThatCannotTakeTheBytesDoesNotHoldUpTheCaller) {
   auto appended_future = appended.get_future();
   bool returned = appended_future.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
   EXPECT_TRUE(returned) << "Append waited for the pipe to be read";
-  if (returned) EXPECT_TRUE(appended_future.get()) << "nothing was left in flight, or a write could not be queued";
+  if (returned) {
+    EXPECT_TRUE(appended_future.get()) << "nothing was left in flight, or a write could not be queued";
+  }
   // Drain: the queued writes complete, in order.
   std::string received;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);

@@ -27,7 +27,7 @@ struct FileAppender::Ring {
 
 std::unique_ptr<FileAppender> FileAppender::Open(const std::string& path, std::string* error) {
   std::unique_ptr<FileAppender> appender(new FileAppender());
-  appender->fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  appender->fd_ = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (appender->fd_ < 0) {
     *error = "cannot open '" + path + "': " + std::strerror(errno);
     return nullptr;
@@ -35,9 +35,7 @@ std::unique_ptr<FileAppender> FileAppender::Open(const std::string& path, std::s
   RegisterAnalyzerDescriptor(appender->fd_);
   struct stat status{};
   fstat(appender->fd_, &status);
-  appender->seekable_ = S_ISREG(status.st_mode);
-  appender->appended_end_ = appender->seekable_ ? static_cast<uint64_t>(status.st_size) : 0;
-  appender->write_offset_ = appender->appended_end_;
+  appender->appended_end_ = S_ISREG(status.st_mode) ? static_cast<uint64_t>(status.st_size) : 0;
   if (IoUringAllowed()) {
     auto ring = std::make_unique<Ring>();
     if (io_uring_queue_init(2, &ring->ring, 0) == 0) {
@@ -63,14 +61,11 @@ bool FileAppender::uses_io_uring() const { return ring_ != nullptr; }
 bool FileAppender::WriteNow(const std::vector<uint8_t>& bytes) {
   size_t written = 0;
   while (written < bytes.size()) {
-    ssize_t result = seekable_ ? pwrite(fd_, bytes.data() + written, bytes.size() - written,
-                                        off_t(write_offset_ + written))
-                               : write(fd_, bytes.data() + written, bytes.size() - written);
+    ssize_t result = write(fd_, bytes.data() + written, bytes.size() - written);
     if (result < 0 && errno == EINTR) continue;
     if (result <= 0) break;
     written += size_t(result);
   }
-  write_offset_ += bytes.size();
   return written == bytes.size();
 }
 
@@ -113,12 +108,10 @@ void FileAppender::Advance(bool wait) {
     io_uring_sqe* entry = io_uring_get_sqe(&ring_->ring);
     if (entry == nullptr) return;  // the ring is ours alone: not expected; the next call retries
     const std::vector<uint8_t>& next = queue_.front();
-    io_uring_prep_write(entry, fd_, next.data(), static_cast<unsigned>(next.size()),
-                        seekable_ ? write_offset_ : uint64_t(-1));
-    write_offset_ += next.size();
+    // Offset -1: at the file position, which O_APPEND puts at the end.
+    io_uring_prep_write(entry, fd_, next.data(), static_cast<unsigned>(next.size()), uint64_t(-1));
     if (io_uring_submit(&ring_->ring) != 1) {
       // Not submitted: write it here rather than lose it or reorder.
-      write_offset_ -= next.size();
       if (!WriteNow(next)) ++failed_writes_;
       queued_bytes_ -= next.size();
       queue_.pop_front();

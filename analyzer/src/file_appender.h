@@ -8,7 +8,8 @@
 // One write is in flight at a time and the others queue behind it in
 // memory, so the bytes land in the order they were appended on any kind of
 // file (a pipe completes parallel writes in any order); the queue moves on
-// at each Append and at Flush. A queue more than kMaxQueuedBytes behind
+// at each Append and at Flush. The file is opened O_APPEND: several
+// processes may share one alarms file, and each line lands whole at its end. A queue more than kMaxQueuedBytes behind
 // refuses new bytes (counted in failed_writes()) rather than grow without
 // bound. Where the kernel refuses io_uring (or LIMPWATCH_IO_URING=0), each
 // Append writes at once, as before.
@@ -57,9 +58,7 @@ class FileAppender {
   bool WriteNow(const std::vector<uint8_t>& bytes);
 
   int fd_ = -1;
-  bool seekable_ = true;       // a regular file: each write at its own offset
-  uint64_t appended_end_ = 0;  // offset after the last byte appended
-  uint64_t write_offset_ = 0;  // offset of the next write to submit
+  uint64_t appended_end_ = 0;  // the size at open plus every byte appended since
   std::unique_ptr<Ring> ring_;
   std::deque<std::vector<uint8_t>> queue_;  // front: in flight when in_flight_
   size_t queued_bytes_ = 0;

@@ -55,12 +55,12 @@ struct Trace {
 // file) when the file cannot be read or is not a trace of a known version.
 bool ReadTrace(const std::string& path, Trace* trace, std::string* error);
 
-// Appends records to a trace file through io_uring, falling back to plain
-// pwrite when the kernel refuses io_uring (or LIMPWATCH_IO_URING=0). Writes
-// are asynchronous: Append never waits for the disk, only for a free slot
-// when more than a queue's worth of writes are in flight.
 class FileAppender;
 
+// Appends records to a trace file through io_uring, falling back to plain
+// writes when the kernel refuses io_uring (or LIMPWATCH_IO_URING=0). Append
+// never waits for the disk; a record that finds 8 MiB still queued is
+// refused and counted in failed_writes() (file_appender.h).
 class TraceWriter {
  public:
   // Creates or appends to `path` (a new file gets a header). Null + *error on failure.

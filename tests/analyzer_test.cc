@@ -74,7 +74,8 @@ TEST(WindowTest, WindowsAreAlignedToTheTickNumberAndShift) {
 }
 
 // Two snapshots `seconds` apart: one function with 100 calls and 1 s of self
-// time per second, and its threads waiting 0.5 s per second for a CPU.
+// time per second, its threads waiting 0.5 s per second for a CPU, and 20
+// file syncs a second of 4 ms each.
 TickRecord TickOver(double seconds) {
   shm::Snapshot before, after;
   before.ns_per_tick = after.ns_per_tick = 1.0;
@@ -89,6 +90,10 @@ TickRecord TickOver(double seconds) {
   before.node_metrics.valid = after.node_metrics.valid = true;
   after.node_metrics.run_delay_ns = uint64_t(0.5e9 * seconds);
   after.node_metrics.tcp_round_trip_us = 400;
+  shm::IoValues& syncs =
+      after.io.counters[uint32_t(shm::FdKind::kFile)][uint32_t(shm::IoOperation::kSync)];
+  syncs.calls = uint64_t(20 * seconds);
+  syncs.ticks = uint64_t(80e6 * seconds);
   return BuildTickRecord("server0", before, after, 1000);
 }
 
@@ -116,6 +121,11 @@ TEST(TickRecordTest, ALateTickIsScaledToOneTick) {
     const FunctionTick* round_trip = TickOf(tick, kRoundTripName);
     ASSERT_NE(round_trip, nullptr);
     EXPECT_NEAR(round_trip->self_ms, 0.4, 1e-9);
+    // The syncs are a feature of their own: their count and service time.
+    const FunctionTick* syncs = TickOf(tick, kFileSyncName);
+    ASSERT_NE(syncs, nullptr);
+    EXPECT_EQ(syncs->calls, 20u);
+    EXPECT_NEAR(syncs->self_ms, 80.0, 1e-6);
   }
 }
 
@@ -346,6 +356,39 @@ TEST(PeerComparisonTest, AThrottledDiskIsNamedThoughTheServerAlsoLosesPackets) {
 TEST(PeerComparisonTest, LostPacketsAreComparedOnTheirOwnAboveTrainedProfileThresholds) {
   ExpectIndictedByScalarAboveDeafProfiles(SyntheticFault::kPacketLoss, 4, "loss", shm::Resource::kNetwork,
                                           kLostPacketsName);
+}
+
+// And the syncs: a PVFS server syncs its metadata on every change, so a
+// throttled disk shows in the time its syncs take while its reads and writes,
+// landing in the page cache, stay as fast as its peers'. The function that
+// syncs is named.
+TEST(PeerComparisonTest, SlowSyncsAreComparedOnTheirOwnAboveTrainedProfileThresholds) {
+  ExpectIndictedByScalarAboveDeafProfiles(SyntheticFault::kSlowSyncs, 6, "dsync", shm::Resource::kDisk,
+                                          "storage_fsync_object");
+  // A trained threshold above the slow server's excess silences it.
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kSlowSyncs;
+  cluster.faulty_server = 6;
+  Thresholds deaf_to_everything = DeafProfiles();
+  deaf_to_everything.Set("*", ComparedMetric::kDsync, 1e9);
+  EXPECT_TRUE(Replay(cluster, {}, deaf_to_everything).alarms.empty());
+}
+
+// The busiest server of an overloaded machine waits for a CPU a few times
+// longer than its peers, and more so while its disk is throttled: that wait,
+// short of what the cpuwait metric calls a shortage, does not name the CPU
+// over the syncs that fired.
+TEST(PeerComparisonTest, ABusyServerWithSlowSyncsIsShortOfDiskNotCpu) {
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kSlowSyncsOnBusyCpu;
+  cluster.faulty_server = 2;
+  ReplayResult result = Replay(cluster, {}, DeafProfiles());
+  ASSERT_FALSE(result.alarms.empty());
+  for (const Alarm& alarm : result.alarms) {
+    EXPECT_EQ(alarm.server, ServerName(2)) << AlarmToLogLine(alarm);
+    EXPECT_EQ(alarm.metrics, std::vector<std::string>{"dsync"}) << AlarmToLogLine(alarm);
+    EXPECT_EQ(alarm.resource, shm::Resource::kDisk) << AlarmToLogLine(alarm);
+  }
 }
 
 // Likewise the wait for a CPU: a server held to a CPU quota waits seconds a

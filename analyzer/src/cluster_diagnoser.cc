@@ -29,20 +29,30 @@ Metric VectorMetricOf(ComparedMetric metric) {
                                             : Metric::kTime;
 }
 
-// The keys of the features the rtt, loss and cpuwait metrics are read from.
+// The keys of the features the rtt, loss, cpuwait and dsync metrics are read from.
 const uint32_t kRoundTripKey = FoldNameHash(shm::FunctionNameHash(kRoundTripName));
 const uint32_t kLostPacketsKey = FoldNameHash(shm::FunctionNameHash(kLostPacketsName));
 const uint32_t kRunqueueWaitKey = FoldNameHash(shm::FunctionNameHash(kRunqueueWaitName));
+const uint32_t kFileSyncKey = FoldNameHash(shm::FunctionNameHash(kFileSyncName));
 
-// A feature's self time (ms) in one summary, 0 when absent.
-double TimeOf(const PeerSummary& summary, uint32_t key) {
+// A feature's value for one vector metric in one summary, 0 when absent.
+double ValueOf(const PeerSummary& summary, Metric wanted, uint32_t key) {
   for (const auto& metric : summary.metrics) {
-    if (metric.metric != Metric::kTime) continue;
+    if (metric.metric != wanted) continue;
     for (const Feature& feature : metric.features) {
       if (feature.key == key) return feature.value;
     }
   }
   return 0;
+}
+
+// A feature's self time (ms) in one summary, 0 when absent.
+double TimeOf(const PeerSummary& summary, uint32_t key) { return ValueOf(summary, Metric::kTime, key); }
+
+// The window's mean time per call of a feature, 0 when it was never called.
+double TimePerCallOf(const PeerSummary& summary, uint32_t key) {
+  double calls = ValueOf(summary, Metric::kCount, key);
+  return calls > 0 ? TimeOf(summary, key) / calls : 0;
 }
 
 double ScalarOf(const PeerSummary& summary, ComparedMetric metric) {
@@ -57,6 +67,7 @@ double ScalarOf(const PeerSummary& summary, ComparedMetric metric) {
       return summary.window_ticks == 0 ? 0 : TimeOf(summary, kLostPacketsKey) / summary.window_ticks;
     case ComparedMetric::kCpuWait:
       return summary.window_ticks == 0 ? 0 : TimeOf(summary, kRunqueueWaitKey) / summary.window_ticks;
+    case ComparedMetric::kDsync: return TimePerCallOf(summary, kFileSyncKey);
     default: return 0;
   }
 }
@@ -348,9 +359,13 @@ namespace {
 // and round trip are left out for the same reason: a server waiting for its
 // disk drains its sockets late too (a blkio-throttled test-bed server lost
 // 140 ms of packets a window under ddw), while a lossy or slow link never
-// makes a pwrite take longer.
+// makes a pwrite take longer. The CPU wait is left out too, unless the
+// cpuwait metric fired as well (`cpu_wait_fired`): a busy healthy server on
+// an overloaded machine waits 2-3.2x its peers (the busiest OrangeFS server,
+// which holds the root directory, did with its disk throttled), short of the
+// metric's 4x, while a CPU quota makes it wait 15-25x.
 shm::Resource DirectlyMeasuredShortage(const std::string& server, const std::vector<const PeerSummary*>& summaries,
-                                       bool disk_io_fired) {
+                                       bool disk_io_fired, bool cpu_wait_fired) {
   constexpr double kFactor = 3.0;
   struct Measured {
     const char* name;
@@ -362,6 +377,7 @@ shm::Resource DirectlyMeasuredShortage(const std::string& server, const std::vec
                                {kRoundTripName, shm::Resource::kNetwork, 60.0}};
   for (const auto& [name, resource, floor_ms] : measured) {
     if (disk_io_fired && resource == shm::Resource::kNetwork) continue;
+    if (disk_io_fired && resource == shm::Resource::kCpu && !cpu_wait_fired) continue;
     uint32_t key = FoldNameHash(shm::FunctionNameHash(name));
     double own = 0;
     std::vector<double> peers;
@@ -431,7 +447,8 @@ Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state
     for (const auto& components : history.components) {
       for (const Feature& component : components) by_key[component.key] += component.value;
     }
-    disk_io |= metric == ComparedMetric::kDread || metric == ComparedMetric::kDwrite;
+    disk_io |= metric == ComparedMetric::kDread || metric == ComparedMetric::kDwrite ||
+               metric == ComparedMetric::kDsync;
     network_io |= metric == ComparedMetric::kNsread || metric == ComparedMetric::kNcread ||
                   metric == ComparedMetric::kRoundTrip || metric == ComparedMetric::kLoss;
     cpu_wait |= metric == ComparedMetric::kCpuWait;
@@ -479,7 +496,7 @@ Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state
   //    functions it then spent its time in (a server sharing its CPU with
   //    spinners reads its sockets in smaller pieces, so a network function's
   //    call count is what fires).
-  if (shm::Resource measured = DirectlyMeasuredShortage(server, summaries, disk_io);
+  if (shm::Resource measured = DirectlyMeasuredShortage(server, summaries, disk_io, cpu_wait);
       measured != shm::Resource::kUnknown) {
     alarm.resource = measured;
     return alarm;

@@ -77,6 +77,7 @@ const ResourceManifest::Rule* ResourceManifest::FirstMatch(const std::string& fu
 shm::Resource ResourceManifest::Classify(const std::string& function) const {
   if (function == kRunqueueWaitName) return shm::Resource::kCpu;  // limpwatch's own feature, whatever the rules say
   if (function == kLostPacketsName || function == kRoundTripName) return shm::Resource::kNetwork;
+  if (function == kFileSyncName) return shm::Resource::kDisk;
   const Rule* rule = FirstMatch(function);
   return rule == nullptr ? shm::Resource::kUnknown : rule->resource;
 }

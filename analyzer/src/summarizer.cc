@@ -13,6 +13,7 @@ namespace {
 const uint64_t kRoundTripHash = shm::FunctionNameHash(kRoundTripName);
 const uint64_t kLostPacketsHash = shm::FunctionNameHash(kLostPacketsName);
 const uint64_t kRunqueueWaitHash = shm::FunctionNameHash(kRunqueueWaitName);
+const uint64_t kFileSyncHash = shm::FunctionNameHash(kFileSyncName);
 constexpr double kErrorFeatureWeight = 1e12;
 
 // The window's [lost packets] time as its median tick times its ticks: a
@@ -50,9 +51,11 @@ void Summarizer::Admit(const Window& window) {
       auto& state = sampled_[key];
       state.weight = std::max(state.weight, sample_weight);
     }
-    // The round trip, the losses and the CPU wait are compared as scalars on
-    // every server, small or not (cluster_diagnoser.cc): they always travel.
-    if (hash == kRoundTripHash || hash == kRunqueueWaitHash || (hash == kLostPacketsHash && totals.calls > 0)) {
+    // The round trip, the losses, the CPU wait and the syncs are compared as
+    // scalars on every server, small or not (cluster_diagnoser.cc): they
+    // always travel.
+    bool counted_scalar = hash == kLostPacketsHash || hash == kFileSyncHash;
+    if (hash == kRoundTripHash || hash == kRunqueueWaitHash || (counted_scalar && totals.calls > 0)) {
       time_weight = std::max(time_weight, 1.0);
     }
     // So do failed calls, however few, ahead of any function when room is

@@ -8,8 +8,9 @@
 namespace limpwatch::analyzer {
 namespace {
 
-constexpr const char* kMetricNames[kComparedMetricCount] = {"samples", "count", "time", "dread", "dwrite",
-                                                            "nsread",  "ncread", "rtt",  "loss",  "cpuwait"};
+constexpr const char* kMetricNames[kComparedMetricCount] = {"samples", "count", "time",    "dread",
+                                                            "dwrite",  "nsread", "ncread", "rtt",
+                                                            "loss",    "cpuwait", "dsync"};
 
 }  // namespace
 

@@ -129,6 +129,13 @@ TickRecord BuildTickRecord(const std::string& node, const shm::Snapshot& before,
     }
   }
   IoMetrics io = DeriveIoMetrics(before, after);
+  if (io.dsync.calls > 0) {
+    uint64_t name_hash = shm::FunctionNameHash(kFileSyncName);
+    FunctionTick& syncing = by_hash[name_hash];
+    syncing.name_hash = name_hash;
+    syncing.calls = io.dsync.calls;
+    syncing.self_ms = io.dsync.total_ms;
+  }
   for (const ErrnoInterval& error : io.errors) {
     if (IsFlowControlErrno(error.error)) continue;
     uint64_t name_hash = shm::FunctionNameHash(ErrorFeatureName({error.kind, error.operation, error.error}));
@@ -155,6 +162,7 @@ std::vector<FunctionName> CollectFunctionNames(const shm::Snapshot& snapshot) {
   names.push_back({shm::FunctionNameHash(kRunqueueWaitName), kRunqueueWaitName});
   names.push_back({shm::FunctionNameHash(kLostPacketsName), kLostPacketsName});
   names.push_back({shm::FunctionNameHash(kRoundTripName), kRoundTripName});
+  names.push_back({shm::FunctionNameHash(kFileSyncName), kFileSyncName});
   for (const auto& error : snapshot.io.errnos) {
     if (IsFlowControlErrno(error.error)) continue;
     std::string name = ErrorFeatureName({error.kind, error.operation, error.error});

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string_view>
 
 #include "limpwatch/shm/name_hash.h"
 
@@ -50,6 +51,13 @@ constexpr SyntheticFunction kFunctions[] = {
     {"[error ENOSPC in file write]", "disk", 0, 0, 0, false, false, false, false, false, false, true},
 };
 
+// The function that syncs the storage, and what its syncs cost: 5 a second,
+// 7 ms each, seen by the I/O hooks as the [file sync] feature.
+constexpr std::string_view kSyncingFunction = "storage_fsync_object";
+constexpr double kSyncsPerSecond = 5;
+constexpr double kSyncMsPerSecond = 35;
+constexpr double kSlowSyncFactor = 15;
+
 }  // namespace
 
 std::string ServerName(int index) { return "server" + std::to_string(index); }
@@ -58,6 +66,8 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
   std::map<std::string, std::vector<analyzer::TickRecord>> result;
   std::mt19937_64 random(cluster.seed);
   std::uniform_real_distribution<double> jitter(-cluster.noise, cluster.noise);
+  // Its own generator, so that the other features' values do not move with it.
+  std::mt19937_64 sync_random(cluster.seed ^ 0x5f5f5f5fu);
   for (int t = 0; t < cluster.ticks; ++t) {
     double load = 1.0 + 0.3 * std::sin(double(t) / 7.0) + 0.1 * std::sin(double(t) / 2.3);
     for (int server = 0; server < cluster.servers; ++server) {
@@ -77,7 +87,13 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
           self_ms *= 6.0;
           calls *= 0.7;
         }
+        bool slow_syncs =
+            cluster.fault == SyntheticFault::kSlowSyncs || cluster.fault == SyntheticFault::kSlowSyncsOnBusyCpu;
+        if (faulty && slow_syncs && function.name == kSyncingFunction) {
+          self_ms *= kSlowSyncFactor;
+        }
         if (faulty && cluster.fault == SyntheticFault::kCpuStarved && function.runqueue) self_ms *= 8.0;
+        if (faulty && cluster.fault == SyntheticFault::kSlowSyncsOnBusyCpu && function.runqueue) self_ms *= 3.5;
         if (cluster.fault == SyntheticFault::kBusyOnOverloadedCpu && function.runqueue) self_ms *= faulty ? 20.0 : 8.0;
         if (faulty && (cluster.fault == SyntheticFault::kPacketLoss || cluster.fault == SyntheticFault::kCpuShared) &&
             function.lost_packets) {
@@ -113,6 +129,14 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
         entry.samples = uint64_t(std::max(0.0, samples));
         if (entry.calls || entry.samples || entry.self_ms > 0) tick.functions.push_back(entry);
       }
+      analyzer::FunctionTick syncs;
+      syncs.name_hash = shm::FunctionNameHash(analyzer::kFileSyncName);
+      syncs.calls = uint64_t(std::llround(kSyncsPerSecond * load));
+      syncs.self_ms = kSyncMsPerSecond * load * (1 + jitter(sync_random));
+      if (faulty && (cluster.fault == SyntheticFault::kSlowSyncs || cluster.fault == SyntheticFault::kSlowSyncsOnBusyCpu)) {
+        syncs.self_ms *= kSlowSyncFactor;
+      }
+      tick.functions.push_back(syncs);
       std::sort(tick.functions.begin(), tick.functions.end(),
                 [](const auto& a, const auto& b) { return a.name_hash < b.name_hash; });
       double dread = 0.5 * (1 + jitter(random));
@@ -137,6 +161,7 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
 analyzer::NameBook SyntheticNames() {
   analyzer::NameBook names;
   for (const SyntheticFunction& function : kFunctions) names.Add(shm::FunctionNameHash(function.name), function.name);
+  names.Add(shm::FunctionNameHash(analyzer::kFileSyncName), analyzer::kFileSyncName);
   return names;
 }
 

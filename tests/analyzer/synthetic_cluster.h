@@ -32,6 +32,10 @@ enum class SyntheticFault {
                    // packets (200 ms a second: a blkio-throttled test-bed server under ddw)
   kBusyOnOverloadedCpu,  // every server waits for a CPU 8x longer than usual (an overloaded machine),
                          // the "faulty" one 20x: a busy healthy server, 2.5x its peers' wait
+  kSlowSyncs,     // the server's file syncs take 15x longer, its reads and writes do not (a PVFS
+                  // server syncing its metadata on a blkio-throttled disk, writes in the page cache)
+  kSlowSyncsOnBusyCpu,  // kSlowSyncs on the busiest server of an overloaded machine: it also
+                        // waits for a CPU 3.5x longer than its peers (below the cpuwait metric's 4x)
   kLossBurst,     // in each faulty tick the server's connections retransmit 20 segments after
                   // 200 ms timeouts: 4 s of [lost packets] (a loopback briefly overrun by a loaded
                   // machine, when the fault lasts one tick)

@@ -5,7 +5,8 @@
 //   vector metrics (samples, count, time): the median of its distances to
 //     every other server's feature vector (Manhattan by default);
 //   I/O metrics (dread, dwrite, nsread, ncread): its median service time
-//     minus the median of its peers' (only slower counts).
+//     minus the median of its peers' (only slower counts); dsync likewise,
+//     with the window's mean time per file sync.
 // A score above the server's threshold (trained, or the documented default),
 // and above relative_factor times the other servers' median (scores) or
 // peers' median (service times), marks the window anomalous for that metric; a server is indicted when a

@@ -19,11 +19,12 @@ namespace limpwatch::analyzer {
 
 // What peers compare: three vector metrics (per function), seed 001's four
 // I/O service times, the round trip of the server's TCP connections, the
-// packets they lost, and how long its threads waited for a CPU (scalars: a
-// server against its peers' median). The last three travel as the [network
-// round trip], [lost packets] and [waiting for a CPU] features of the time
-// vector (tick_record.h), their per-tick means are the scalars: no field of
-// the wire format is needed.
+// packets they lost, how long its threads waited for a CPU, and how long its
+// file syncs took (scalars: a server against its peers' median). The last
+// four travel as the [network round trip], [lost packets], [waiting for a
+// CPU] and [file sync] features of the count and time vectors
+// (tick_record.h); their per-tick means (per call, for the syncs) are the
+// scalars: no field of the wire format is needed.
 //
 // Why the CPU wait is a metric of its own and not only one function among
 // the time vector's: a server held to a CPU quota waits 1.6-2.2 s a tick
@@ -42,8 +43,9 @@ enum class ComparedMetric : uint8_t {
   kRoundTrip = 7,
   kLoss = 8,
   kCpuWait = 9,
+  kDsync = 10,
 };
-inline constexpr int kComparedMetricCount = 10;
+inline constexpr int kComparedMetricCount = 11;
 
 const char* ComparedMetricName(ComparedMetric metric);
 std::optional<ComparedMetric> ParseComparedMetric(std::string_view name);

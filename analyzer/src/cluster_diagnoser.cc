@@ -49,11 +49,20 @@ double ValueOf(const PeerSummary& summary, Metric wanted, uint32_t key) {
 // A feature's self time (ms) in one summary, 0 when absent.
 double TimeOf(const PeerSummary& summary, uint32_t key) { return ValueOf(summary, Metric::kTime, key); }
 
-// The window's mean time per call of a feature, 0 when it was never called.
-double TimePerCallOf(const PeerSummary& summary, uint32_t key) {
+// The window's mean time per call of a feature, 0 (nothing to compare) when
+// it was called fewer than `min_calls` times.
+double TimePerCallOf(const PeerSummary& summary, uint32_t key, double min_calls) {
   double calls = ValueOf(summary, Metric::kCount, key);
-  return calls > 0 ? TimeOf(summary, key) / calls : 0;
+  return calls > 0 && calls >= min_calls ? TimeOf(summary, key) / calls : 0;
 }
+
+// A server's syncs are compared when it made this many in the window. A
+// large sequential write or read syncs a few times a file: one sync flushing
+// a whole file on one server and a small one on another differ by 4-5 ms
+// with nothing wrong (test-bed ddr: one sync a server in a window), which,
+// trained, hid a throttled disk's 8 ms per sync under postmark. A server
+// syncing its metadata syncs tens of times a second (OrangeFS: 15-280).
+constexpr double kMinComparedSyncs = 8;
 
 double ScalarOf(const PeerSummary& summary, ComparedMetric metric) {
   switch (metric) {
@@ -67,7 +76,7 @@ double ScalarOf(const PeerSummary& summary, ComparedMetric metric) {
       return summary.window_ticks == 0 ? 0 : TimeOf(summary, kLostPacketsKey) / summary.window_ticks;
     case ComparedMetric::kCpuWait:
       return summary.window_ticks == 0 ? 0 : TimeOf(summary, kRunqueueWaitKey) / summary.window_ticks;
-    case ComparedMetric::kDsync: return TimePerCallOf(summary, kFileSyncKey);
+    case ComparedMetric::kDsync: return TimePerCallOf(summary, kFileSyncKey, kMinComparedSyncs);
     default: return 0;
   }
 }

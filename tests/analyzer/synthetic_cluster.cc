@@ -51,11 +51,11 @@ constexpr SyntheticFunction kFunctions[] = {
     {"[error ENOSPC in file write]", "disk", 0, 0, 0, false, false, false, false, false, false, true},
 };
 
-// The function that syncs the storage, and what its syncs cost: 5 a second,
-// 7 ms each, seen by the I/O hooks as the [file sync] feature.
+// The function that syncs the storage, and what each of its syncs costs
+// (SyntheticCluster::syncs_per_second of them), seen by the I/O hooks as the
+// [file sync] feature.
 constexpr std::string_view kSyncingFunction = "storage_fsync_object";
-constexpr double kSyncsPerSecond = 5;
-constexpr double kSyncMsPerSecond = 35;
+constexpr double kSyncMs = 7;
 constexpr double kSlowSyncFactor = 15;
 
 }  // namespace
@@ -68,6 +68,7 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
   std::uniform_real_distribution<double> jitter(-cluster.noise, cluster.noise);
   // Its own generator, so that the other features' values do not move with it.
   std::mt19937_64 sync_random(cluster.seed ^ 0x5f5f5f5fu);
+  std::vector<double> syncs_owed(size_t(cluster.servers), 0.0);
   for (int t = 0; t < cluster.ticks; ++t) {
     double load = 1.0 + 0.3 * std::sin(double(t) / 7.0) + 0.1 * std::sin(double(t) / 2.3);
     for (int server = 0; server < cluster.servers; ++server) {
@@ -131,12 +132,15 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
       }
       analyzer::FunctionTick syncs;
       syncs.name_hash = shm::FunctionNameHash(analyzer::kFileSyncName);
-      syncs.calls = uint64_t(std::llround(kSyncsPerSecond * load));
-      syncs.self_ms = kSyncMsPerSecond * load * (1 + jitter(sync_random));
+      double& owed = syncs_owed[size_t(server)];
+      owed += cluster.syncs_per_second * load;
+      syncs.calls = uint64_t(owed);
+      owed -= double(syncs.calls);
+      syncs.self_ms = double(syncs.calls) * kSyncMs * (1 + jitter(sync_random));
       if (faulty && (cluster.fault == SyntheticFault::kSlowSyncs || cluster.fault == SyntheticFault::kSlowSyncsOnBusyCpu)) {
         syncs.self_ms *= kSlowSyncFactor;
       }
-      tick.functions.push_back(syncs);
+      if (syncs.calls > 0) tick.functions.push_back(syncs);
       std::sort(tick.functions.begin(), tick.functions.end(),
                 [](const auto& a, const auto& b) { return a.name_hash < b.name_hash; });
       double dread = 0.5 * (1 + jitter(random));

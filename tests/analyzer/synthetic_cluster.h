@@ -51,6 +51,7 @@ struct SyntheticCluster {
   int faulty_server = 3;
   int fault_start = 100;  // tick offset
   int fault_end = 1 << 30;
+  double syncs_per_second = 5;  // the storage's file syncs, on every server
 };
 
 std::string ServerName(int index);

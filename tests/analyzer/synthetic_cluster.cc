@@ -74,6 +74,8 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
     for (int server = 0; server < cluster.servers; ++server) {
       bool faulty = cluster.fault != SyntheticFault::kNone && server == cluster.faulty_server &&
                     t >= cluster.fault_start && t < cluster.fault_end;
+      bool slow_syncs = faulty && (cluster.fault == SyntheticFault::kSlowSyncs ||
+                                   cluster.fault == SyntheticFault::kSlowSyncsOnBusyCpu);
       analyzer::TickRecord tick;
       tick.node = ServerName(server);
       tick.tick = cluster.first_tick + uint64_t(t);
@@ -88,11 +90,7 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
           self_ms *= 6.0;
           calls *= 0.7;
         }
-        bool slow_syncs =
-            cluster.fault == SyntheticFault::kSlowSyncs || cluster.fault == SyntheticFault::kSlowSyncsOnBusyCpu;
-        if (faulty && slow_syncs && function.name == kSyncingFunction) {
-          self_ms *= kSlowSyncFactor;
-        }
+        if (slow_syncs && function.name == kSyncingFunction) self_ms *= kSlowSyncFactor;
         if (faulty && cluster.fault == SyntheticFault::kCpuStarved && function.runqueue) self_ms *= 8.0;
         if (faulty && cluster.fault == SyntheticFault::kSlowSyncsOnBusyCpu && function.runqueue) self_ms *= 3.5;
         if (cluster.fault == SyntheticFault::kBusyOnOverloadedCpu && function.runqueue) self_ms *= faulty ? 20.0 : 8.0;
@@ -137,9 +135,7 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
       syncs.calls = uint64_t(owed);
       owed -= double(syncs.calls);
       syncs.self_ms = double(syncs.calls) * kSyncMs * (1 + jitter(sync_random));
-      if (faulty && (cluster.fault == SyntheticFault::kSlowSyncs || cluster.fault == SyntheticFault::kSlowSyncsOnBusyCpu)) {
-        syncs.self_ms *= kSlowSyncFactor;
-      }
+      if (slow_syncs) syncs.self_ms *= kSlowSyncFactor;
       if (syncs.calls > 0) tick.functions.push_back(syncs);
       std::sort(tick.functions.begin(), tick.functions.end(),
                 [](const auto& a, const auto& b) { return a.name_hash < b.name_hash; });

@@ -120,12 +120,16 @@ TEST(SamplerCliTest, TopSamplesShowsTheIntervalProfile) {
   PrintedRow two = FindRow(top.out, "sampled_work", "sampled_work", "burn_two");
   PrintedRow one = FindRow(top.out, "sampled_work", "sampled_work", "burn_one");
   ASSERT_TRUE(two.found && one.found) << top.out;
-  // One interval of a 2:1 loop: shares near 67 % and 33 %.
-  EXPECT_NEAR(two.percent, 66.7, 12) << top.out;
-  EXPECT_NEAR(one.percent, 33.3, 12) << top.out;
+  // One interval of a 2:1 loop: burn_two takes near 67 % of the loop's samples. The share of all samples
+  // is lower by whatever else the interval holds (the sampler loading kernel symbols on a busy machine).
+  EXPECT_NEAR(Percent(two.samples, two.samples + one.samples), 66.7, 10) << top.out;
   std::smatch match;
   ASSERT_TRUE(std::regex_search(top.out, match, std::regex("\nsamples ([0-9]+)  lost ([0-9]+)"))) << top.out;
-  EXPECT_GE(std::stoull(match[1]), two.samples + one.samples);
+  uint64_t total = std::stoull(match[1]);
+  EXPECT_GE(total, two.samples + one.samples);
+  EXPECT_GE(two.samples + one.samples, total / 2) << top.out;
+  EXPECT_NEAR(two.percent, Percent(two.samples, total), 0.051);
+  EXPECT_NEAR(one.percent, Percent(one.samples, total), 0.051);
 }
 
 TEST(SamplerCliTest, SamplerOffIsSaidSo) {

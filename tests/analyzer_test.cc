@@ -448,6 +448,19 @@ TEST(PeerComparisonTest, AServerBehindASlowLinkIsIndictedOnNetworkByItsRoundTrip
   ExpectIndictedByItsOwnMeasurement(SyntheticFault::kNetworkDelay, 6, shm::Resource::kNetwork, kRoundTripName);
 }
 
+// Untrained: a healthy server whose connections carry a bulk copy sees a
+// round trip a few milliseconds longer than its peers', which no slow link
+// is (either of two servers, in turn).
+TEST(PeerComparisonTest, ARoundTripLengthenedByBulkTrafficIsNoSlowLink) {
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kBusyLinks;
+  for (int busy : {2, 7}) {
+    cluster.faulty_server = busy;
+    ReplayResult result = Replay(cluster);
+    EXPECT_TRUE(result.alarms.empty()) << AlarmToLogLine(result.alarms.front());
+  }
+}
+
 TEST(PeerComparisonTest, HowIdleTimeSplitsAmongWaitingThreadsIsNotAnAnomaly) {
   SyntheticCluster cluster;
   cluster.fault = SyntheticFault::kIdleSplit;

@@ -113,6 +113,7 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
         }
         if (faulty && cluster.fault == SyntheticFault::kCpuShared && function.runqueue) self_ms *= 8.0;
         if (faulty && cluster.fault == SyntheticFault::kNetworkDelay && function.round_trip) self_ms *= 80.0;
+        if (faulty && cluster.fault == SyntheticFault::kBusyLinks && function.round_trip) self_ms *= 30.0;
         if (faulty && cluster.fault == SyntheticFault::kStorageFull && function.storage_full_error) {
           calls = 20.0 * (1 + jitter(random));
         }

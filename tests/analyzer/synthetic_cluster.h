@@ -27,6 +27,8 @@ enum class SyntheticFault {
                   // receive calls return less data each, so there are many more of them, and
                   // its late-drained sockets drop packets (100x more lost)
   kNetworkDelay,  // the server's link is slow: its connections' round trip is 80x longer
+  kBusyLinks,     // healthy, but its connections carry a bulk copy: their round trip is 30x longer
+                  // (15 ms; healthy OrangeFS servers on loopback showed up to 15.5 ms over their peers)
   kStorageFull,   // the server's storage is full: 20 of its file writes a second fail with ENOSPC
   kDiskThrottled,  // kDiskTime, and the server, draining its sockets late, loses 100x the time in
                    // packets (200 ms a second: a blkio-throttled test-bed server under ddw)

@@ -110,6 +110,33 @@ TEST_P(GoldenThreadsTest, CountsAreExactAcrossThreadsThatExit) {
 
 INSTANTIATE_TEST_SUITE_P(Threads, GoldenThreadsTest, ::testing::Values(1, 16, 64));
 
+// A retiring thread folds the functions it called into the retired totals
+// and leaves its slot clean for the next thread: one by one when it called
+// few of them, all of them when it called more than it lists.
+class GoldenRetiringTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(GoldenRetiringTest, ThreadsRetiringOneAfterAnotherLeaveExactTotals) {
+  int width = GetParam();
+  const int threads = 12;
+  // Two slots: main's and one that every worker takes after the previous one retired.
+  GoldenRun golden = RunScenario("calltree", {"wide", std::to_string(threads), std::to_string(width)},
+                                 {"LIMPWATCH_MAX_THREADS=2"});
+  SegmentCleanup cleanup(golden.name);
+  EXPECT_EQ(golden.snapshot.threads_retired, uint64_t(threads));
+  EXPECT_EQ(golden.snapshot.threads_without_slot, 0u);
+  EXPECT_EQ(golden.counters["wide_worker"].calls, uint64_t(threads));
+  EXPECT_EQ(golden.counters["leaf_fast"].calls, uint64_t(threads));
+  EXPECT_GT(golden.counters["wide_worker"].total_ticks, 0u);
+  for (int index = 0; index < width; ++index) {
+    // wide_10 .. wide_209, in the order the program calls them.
+    std::string name = "wide_" + std::to_string(10 + index);
+    EXPECT_EQ(golden.counters[name].calls, uint64_t(threads)) << name;
+  }
+  EXPECT_EQ(golden.counters.count("wide_" + std::to_string(10 + width)), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Widths, GoldenRetiringTest, ::testing::Values(5, 200));
+
 TEST(GoldenTest, ThreadsBeyondTheSlotsAreCountedAsLost) {
   // 4 slots for main + 16 workers running at once: some workers get none.
   GoldenRun golden = RunScenario("calltree", {"threads", "16", "200000"}, {"LIMPWATCH_MAX_THREADS=4"});

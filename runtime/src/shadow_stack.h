@@ -50,10 +50,20 @@ LW_COLD bool AttachThread(ThreadState& thread);  // true when the thread now rec
 LW_COLD void EnterUnusual(ThreadState& thread, uint64_t address, uint32_t id);
 LW_COLD void ExitUnusual(ThreadState& thread, uint64_t address, uint64_t now);
 LW_COLD void CountCallWithoutSlot();
+LW_COLD void NoteTouchedFunction(ThreadState& thread, uint32_t id);
 
 LW_HOT void Bump(std::atomic<uint64_t>& counter, uint64_t amount) {
   // Single writer: a plain load and store, no locked instruction.
   counter.store(counter.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
+}
+
+// Counts a call of `id` in the thread's slot; the first one is noted, so
+// that retiring folds only the functions the thread called.
+LW_HOT void CountCall(ThreadState& thread, uint32_t id) {
+  std::atomic<uint64_t>& calls = thread.counters[id].calls;
+  uint64_t before = calls.load(std::memory_order_relaxed);
+  calls.store(before + 1, std::memory_order_relaxed);
+  if (__builtin_expect(before == 0, 0)) NoteTouchedFunction(thread, id);
 }
 
 // `id_field` is what the hot path's probe found (kIdFieldAbsent: not
@@ -74,7 +84,7 @@ LW_HOT void PushFrame(ThreadState& thread, uint64_t address, uint64_t id_field) 
   frame.entry_ticks.store(ReadTicks(), std::memory_order_relaxed);
   thread.depth = depth + 1;
   thread.slot->depth.store(depth + 1, std::memory_order_release);
-  Bump(thread.counters[id].calls, 1);
+  CountCall(thread, id);
 }
 
 // Pops the top frame (the caller checked it is `address`'s) at time `now`.

@@ -27,6 +27,12 @@ enum class ThreadStatus : uint32_t {
   kIgnored = 4,     // limpwatch's own threads, or recording disabled
 };
 
+// How many functions a thread's retirement folds one by one. A server that
+// starts a thread per request (OrangeFS's alt-aio) retires threads that ran
+// a handful of its thousand known functions; a thread that ran more folds
+// every known function.
+inline constexpr uint32_t kTouchedFunctionCapacity = 128;
+
 struct ThreadState {
   uint32_t in_hook;  // recursion guard
   ThreadStatus status;
@@ -39,6 +45,10 @@ struct ThreadState {
   uint32_t slot_index;
   uint32_t reserved;
   int* errno_address;  // this thread's errno, once ThreadErrno has looked it up
+  // The ids whose call count this thread moved from zero in its slot;
+  // more than the capacity once it touched too many to list.
+  uint32_t touched_count;
+  uint32_t touched[kTouchedFunctionCapacity];
 };
 
 extern thread_local ThreadState t_thread [[gnu::tls_model("initial-exec")]];

@@ -37,6 +37,7 @@ LW_NO_INSTRUMENT bool TryAcquireSlot(ThreadState& thread) {
     thread.io = view.io(index);
     thread.stack_depth = header->stack_depth;
     thread.depth = 0;
+    thread.touched_count = 0;
     header->counters.threads_started.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
@@ -131,11 +132,22 @@ LW_NO_INSTRUMENT void ReleaseThreadSlot(ThreadState& thread) {
   thread.slot->state.store(static_cast<uint32_t>(shm::SlotState::kRetiring), std::memory_order_release);
   uint32_t functions = std::min(header->next_function_id.load(std::memory_order_acquire), header->max_functions);
   shm::FunctionCounters* retired = view.retired_counters();
-  for (uint32_t id = 0; id < functions; ++id) {
+  auto fold = [&](uint32_t id) {
     FoldInto(retired[id].calls, thread.counters[id].calls);
     FoldInto(retired[id].self_ticks, thread.counters[id].self_ticks);
     FoldInto(retired[id].total_ticks, thread.counters[id].total_ticks);
+  };
+  // Ticks only ever go to a function whose call this thread counted in
+  // this slot (inherited frames add none), so the listed ids hold every
+  // non-zero counter.
+  if (thread.touched_count <= kTouchedFunctionCapacity) {
+    for (uint32_t index = 0; index < thread.touched_count; ++index) {
+      if (thread.touched[index] < functions) fold(thread.touched[index]);
+    }
+  } else {
+    for (uint32_t id = 0; id < functions; ++id) fold(id);
   }
+  thread.touched_count = 0;
   FoldDiagnostics(view.retired()->diagnostics, thread.slot->diagnostics);
   FoldIo(view.retired()->io, *thread.io);
   view.retired()->threads.fetch_add(1, std::memory_order_relaxed);
@@ -160,7 +172,7 @@ LW_COLD void EnterUnusual(ThreadState& thread, uint64_t address, uint32_t id) {
     // Too deep to store: the call still counts, its time goes to the deepest stored frame.
     Bump(diagnostics.overflowed_calls, 1);
     if (id != shm::kNoFunction) {
-      Bump(thread.counters[id].calls, 1);
+      CountCall(thread, id);
     } else {
       Bump(diagnostics.untracked_calls, 1);
     }
@@ -209,6 +221,14 @@ LW_COLD void ExitUnusual(ThreadState& thread, uint64_t address, uint64_t now) {
     Bump(diagnostics.resynced_frames, 1);
   }
   PopFrame(thread, target, now);
+}
+
+LW_COLD void NoteTouchedFunction(ThreadState& thread, uint32_t id) {
+  if (thread.touched_count < kTouchedFunctionCapacity) {
+    thread.touched[thread.touched_count++] = id;
+  } else {
+    thread.touched_count = kTouchedFunctionCapacity + 1;
+  }
 }
 
 LW_COLD void CountCallWithoutSlot() {

@@ -52,6 +52,43 @@ void run_threads(int threads, long calls) {
   for (int i = 0; i < threads; ++i) pthread_join(ids[i], NULL);
 }
 
+/* 200 distinct functions for the "wide" scenario: more than a retiring
+ * thread lists one by one (kTouchedFunctionCapacity), or fewer. */
+#define WIDE1(n) \
+  void wide_##n(void) { sink++; }
+#define WIDE10(n) \
+  WIDE1(n##0) WIDE1(n##1) WIDE1(n##2) WIDE1(n##3) WIDE1(n##4) WIDE1(n##5) WIDE1(n##6) WIDE1(n##7) WIDE1(n##8) WIDE1(n##9)
+WIDE10(1) WIDE10(2) WIDE10(3) WIDE10(4) WIDE10(5) WIDE10(6) WIDE10(7) WIDE10(8) WIDE10(9) WIDE10(10)
+WIDE10(11) WIDE10(12) WIDE10(13) WIDE10(14) WIDE10(15) WIDE10(16) WIDE10(17) WIDE10(18) WIDE10(19) WIDE10(20)
+#define WIDE_REF1(n) wide_##n,
+#define WIDE_REF10(n)                                                                                         \
+  WIDE_REF1(n##0) WIDE_REF1(n##1) WIDE_REF1(n##2) WIDE_REF1(n##3) WIDE_REF1(n##4) WIDE_REF1(n##5) WIDE_REF1(n##6) \
+      WIDE_REF1(n##7) WIDE_REF1(n##8) WIDE_REF1(n##9)
+static void (*const wide_functions[200])(void) = {
+    WIDE_REF10(1) WIDE_REF10(2) WIDE_REF10(3) WIDE_REF10(4) WIDE_REF10(5) WIDE_REF10(6) WIDE_REF10(7)
+        WIDE_REF10(8) WIDE_REF10(9) WIDE_REF10(10) WIDE_REF10(11) WIDE_REF10(12) WIDE_REF10(13) WIDE_REF10(14)
+            WIDE_REF10(15) WIDE_REF10(16) WIDE_REF10(17) WIDE_REF10(18) WIDE_REF10(19) WIDE_REF10(20)};
+
+static int wide_count;
+
+void* wide_worker(void* argument) {
+  (void)argument;
+  for (int i = 0; i < wide_count; ++i) wide_functions[i]();
+  leaf_fast();
+  return NULL;
+}
+
+/* Threads one after another, each calling the first `width` wide functions
+ * once: with few slots, each thread takes the slot the one before retired. */
+void run_wide(int threads, int width) {
+  wide_count = width < 0 ? 0 : width > 200 ? 200 : width;
+  for (int i = 0; i < threads; ++i) {
+    pthread_t id;
+    pthread_create(&id, NULL, wide_worker, NULL);
+    pthread_join(id, NULL);
+  }
+}
+
 void child_work(void) {
   for (int i = 0; i < 5; ++i) leaf_fast();
 }
@@ -123,6 +160,8 @@ int main(int argc, char** argv) {
     long calls = argc > 3 ? atol(argv[3]) : 1000;
     if (threads > 256) threads = 256;
     run_threads(threads, calls);
+  } else if (!strcmp(scenario, "wide")) {
+    run_wide(argc > 2 ? atoi(argv[2]) : 10, argc > 3 ? atoi(argv[3]) : 200);
   } else if (!strcmp(scenario, "fork")) {
     before_fork(0);
   } else if (!strcmp(scenario, "daemon")) {

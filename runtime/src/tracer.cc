@@ -147,7 +147,6 @@ LW_NO_INSTRUMENT void ReleaseThreadSlot(ThreadState& thread) {
   } else {
     for (uint32_t id = 0; id < functions; ++id) fold(id);
   }
-  thread.touched_count = 0;
   FoldDiagnostics(view.retired()->diagnostics, thread.slot->diagnostics);
   FoldIo(view.retired()->io, *thread.io);
   view.retired()->threads.fetch_add(1, std::memory_order_relaxed);

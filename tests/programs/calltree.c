@@ -56,8 +56,9 @@ void run_threads(int threads, long calls) {
  * thread lists one by one (kTouchedFunctionCapacity), or fewer. */
 #define WIDE1(n) \
   void wide_##n(void) { sink++; }
-#define WIDE10(n) \
-  WIDE1(n##0) WIDE1(n##1) WIDE1(n##2) WIDE1(n##3) WIDE1(n##4) WIDE1(n##5) WIDE1(n##6) WIDE1(n##7) WIDE1(n##8) WIDE1(n##9)
+#define WIDE10(n)                                                                                 \
+  WIDE1(n##0) WIDE1(n##1) WIDE1(n##2) WIDE1(n##3) WIDE1(n##4) WIDE1(n##5) WIDE1(n##6) WIDE1(n##7) \
+      WIDE1(n##8) WIDE1(n##9)
 WIDE10(1) WIDE10(2) WIDE10(3) WIDE10(4) WIDE10(5) WIDE10(6) WIDE10(7) WIDE10(8) WIDE10(9) WIDE10(10)
 WIDE10(11) WIDE10(12) WIDE10(13) WIDE10(14) WIDE10(15) WIDE10(16) WIDE10(17) WIDE10(18) WIDE10(19) WIDE10(20)
 #define WIDE_REF1(n) wide_##n,

@@ -6,8 +6,9 @@
  *
  *   thread_churn_workload DIR THREADS
  *
- * prints the elapsed seconds and the process's CPU seconds per thread, in
- * microseconds: what the runtime adds to a thread's start and retirement. */
+ * prints two numbers, in microseconds per thread: elapsed time and the
+ * process's CPU time (what the runtime adds to a thread's start and
+ * retirement shows in both). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -22,15 +23,18 @@ static char block[4096];
 
 #define KNOWN1(n) \
   void known_##n(void) { sink += n; }
-#define KNOWN10(n) \
-  KNOWN1(n##0) KNOWN1(n##1) KNOWN1(n##2) KNOWN1(n##3) KNOWN1(n##4) KNOWN1(n##5) KNOWN1(n##6) KNOWN1(n##7) KNOWN1(n##8) KNOWN1(n##9)
+#define KNOWN10(n)                                                                                      \
+  KNOWN1(n##0) KNOWN1(n##1) KNOWN1(n##2) KNOWN1(n##3) KNOWN1(n##4) KNOWN1(n##5) KNOWN1(n##6) KNOWN1(n##7) \
+      KNOWN1(n##8) KNOWN1(n##9)
 #define KNOWN100(n)                                                                                       \
   KNOWN10(n##0) KNOWN10(n##1) KNOWN10(n##2) KNOWN10(n##3) KNOWN10(n##4) KNOWN10(n##5) KNOWN10(n##6) \
       KNOWN10(n##7) KNOWN10(n##8) KNOWN10(n##9)
 KNOWN100(1) KNOWN100(2) KNOWN100(3) KNOWN100(4) KNOWN100(5) KNOWN100(6) KNOWN100(7) KNOWN100(8) KNOWN100(9)
 KNOWN100(10)
 #define CALL1(n) known_##n();
-#define CALL10(n) CALL1(n##0) CALL1(n##1) CALL1(n##2) CALL1(n##3) CALL1(n##4) CALL1(n##5) CALL1(n##6) CALL1(n##7) CALL1(n##8) CALL1(n##9)
+#define CALL10(n)                                                                                        \
+  CALL1(n##0) CALL1(n##1) CALL1(n##2) CALL1(n##3) CALL1(n##4) CALL1(n##5) CALL1(n##6) CALL1(n##7) CALL1(n##8) \
+      CALL1(n##9)
 #define CALL100(n)                                                                                      \
   CALL10(n##0) CALL10(n##1) CALL10(n##2) CALL10(n##3) CALL10(n##4) CALL10(n##5) CALL10(n##6) CALL10(n##7) \
       CALL10(n##8) CALL10(n##9)

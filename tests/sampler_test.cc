@@ -160,6 +160,31 @@ TEST(SamplerTest, PerThreadEventsWhenAskedFor) {
   ExpectSampledSplitMatchesMeasured(sampled);
 }
 
+TEST(SamplerTest, TheRuntimesOwnThreadsAreLeftOutOfTheProfile) {
+  // The sampler's reader loads /proc/kallsyms on the first kernel sample
+  // (KernelSymbols::Load, tens of samples at 4000 Hz): that is the
+  // runtime's work, not the program's, whether the events follow the
+  // program's threads by inheritance or watch every CPU.
+  for (std::string placement : {"thread", "cpu"}) {
+    SCOPED_TRACE("LIMPWATCH_SAMPLE_EVENTS=" + placement);
+    SampledRun sampled =
+        RunSampledWork({"split", "1.5"}, {"LIMPWATCH_SAMPLE_HZ=4000", "LIMPWATCH_SAMPLE_EVENTS=" + placement});
+    SegmentCleanup cleanup(sampled.name);
+    ASSERT_EQ(Source(sampled.snapshot), uint32_t(shm::SampleSource::kPerfCpuClock)) << sampled.run.err;
+    uint64_t kernel_samples = 0, runtime_internals = 0;
+    for (const auto& function : sampled.snapshot.samples.functions) {
+      if (function.image_kind == shm::ImageKind::kKernel) kernel_samples += function.samples;
+      if (function.name.find("KernelSymbols::") != std::string::npos) runtime_internals += function.samples;
+    }
+    // The program's own kernel samples are what makes the reader load the symbols.
+    ASSERT_GT(kernel_samples, 0u) << DescribeSamples(sampled.snapshot);
+    EXPECT_EQ(runtime_internals, 0u) << DescribeSamples(sampled.snapshot);
+    EXPECT_GE(SamplesOf(sampled.snapshot, "burn_two") + SamplesOf(sampled.snapshot, "burn_one"),
+              sampled.snapshot.samples.samples_total * 95 / 100)
+        << DescribeSamples(sampled.snapshot);
+  }
+}
+
 TEST(SamplerTest, UnknownEventPlacementIsReportedAndTheDefaultKept) {
   SampledRun sampled = RunSampledWork({"split", "0.5"}, {"LIMPWATCH_SAMPLE_EVENTS=sideways"});
   SegmentCleanup cleanup(sampled.name);

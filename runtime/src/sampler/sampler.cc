@@ -23,6 +23,11 @@
 // blocked, so the server's signal handling is untouched. A reader that
 // still falls behind loses samples (counted), never blocks the server.
 //
+// The runtime's own threads (service, this reader, the analyzer) are left
+// out of the profile: it is the program's, and the peers compare it. The
+// reader's one-time /proc/kallsyms load alone took a tenth of a busy
+// program's samples in its first interval.
+//
 // fork(): the runtime's own child handler gives the child its segment;
 // ours, registered later, runs after it (pthread_atfork runs child handlers
 // in registration order) and reopens the events for the child, restarts the
@@ -259,7 +264,8 @@ void DrainLocked(SamplerState* state) {
       if (record.type == PERF_RECORD_SAMPLE) {
         DecodedSample sample;
         // Without inherit_thread a forked child's samples reach us too: not ours.
-        if (DecodeSample(record, sample_type, &sample) && sample.pid == pid) {
+        if (DecodeSample(record, sample_type, &sample) && sample.pid == pid &&
+            !IsLimpwatchThread(static_cast<pid_t>(sample.tid))) {
           attribution.CountProcessSample(sample.ip, sample.in_kernel, sample.user_ip);
         }
       } else if (record.type == PERF_RECORD_LOST) {

@@ -62,6 +62,21 @@ void StoreSide(EndpointRecord& record, EndpointSide side, const uint64_t words[3
   for (int i = 0; i < 3; ++i) target.words[i].store(words[i], std::memory_order_relaxed);
 }
 
+// True when no side holds an address and no writer is at work: every open()
+// of a file lands here, and most fd numbers never held a socket, so the
+// common case costs a few loads instead of a locked compare-and-swap and
+// seven stores (callgrind: 66 of the ~210 instructions limpwatch added to an
+// open). A writer that starts after this check is the same race as one that
+// starts after a clear: a late note about a socket already closed.
+bool IsEmpty(const EndpointRecord& record) {
+  if ((record.sequence.load(std::memory_order_acquire) & 1) != 0) return false;
+  const std::atomic<uint64_t>* local = record.sides[0].words;
+  const std::atomic<uint64_t>* peer = record.sides[1].words;
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  return (local[0].load(kRelaxed) | local[1].load(kRelaxed) | local[2].load(kRelaxed) | peer[0].load(kRelaxed) |
+          peer[1].load(kRelaxed) | peer[2].load(kRelaxed)) == 0;
+}
+
 }  // namespace
 
 Endpoint EndpointFromSockaddr(const sockaddr* address, socklen_t length) {
@@ -96,7 +111,7 @@ void NoteEndpoint(int fd, EndpointSide side, const sockaddr* address, socklen_t 
 
 void ClearEndpoints(int fd) {
   EndpointRecord* record = RecordOf(fd);
-  if (record == nullptr) return;
+  if (record == nullptr || IsEmpty(*record)) return;
   const uint64_t empty[3] = {0, 0, 0};
   WriteRecord(*record, [&] {
     StoreSide(*record, EndpointSide::kLocal, empty);

@@ -25,8 +25,8 @@
 //
 // The runtime's own threads (service, this reader, the analyzer) are left
 // out of the profile: it is the program's, and the peers compare it. The
-// reader's one-time /proc/kallsyms load alone took a tenth of a busy
-// program's samples in its first interval.
+// reader's one-time /proc/kallsyms load alone took 4 % of the samples of a
+// program burning 3 s of CPU (at 4,000 Hz, idle machine), more under load.
 //
 // fork(): the runtime's own child handler gives the child its segment;
 // ours, registered later, runs after it (pthread_atfork runs child handlers

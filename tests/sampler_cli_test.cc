@@ -121,7 +121,7 @@ TEST(SamplerCliTest, TopSamplesShowsTheIntervalProfile) {
   PrintedRow one = FindRow(top.out, "sampled_work", "sampled_work", "burn_one");
   ASSERT_TRUE(two.found && one.found) << top.out;
   // One interval of a 2:1 loop: burn_two takes near 67 % of the loop's samples. The share of all samples
-  // is lower by whatever else the interval holds (the sampler loading kernel symbols on a busy machine).
+  // is lower by whatever else of the program's the interval holds (its kernel time, its start-up).
   EXPECT_NEAR(Percent(two.samples, two.samples + one.samples), 66.7, 10) << top.out;
   std::smatch match;
   ASSERT_TRUE(std::regex_search(top.out, match, std::regex("\nsamples ([0-9]+)  lost ([0-9]+)"))) << top.out;

@@ -56,9 +56,9 @@ void ExpectSampledSplitMatchesMeasured(const SampledRun& sampled) {
 }
 
 TEST(SamplerTest, TwoToOneSplitOfCpuIsSampledWithinTenPercent) {
-  // 4000 Hz for 3 s: enough samples for ten percent to be four deviations,
-  // and the first kernel sample's one-time /proc/kallsyms read (60-85 ms,
-  // counted as this process's) stays well under a tenth of the samples.
+  // 4000 Hz for 3 s: enough samples for ten percent to be four deviations.
+  // The sampler's own /proc/kallsyms load is not the program's and is left
+  // out (TheRuntimesOwnThreadsAreLeftOutOfTheProfile).
   SampledRun sampled = RunSampledWork({"split", "3"}, {"LIMPWATCH_SAMPLE_HZ=4000"});
   SegmentCleanup cleanup(sampled.name);
   EXPECT_EQ(Source(sampled.snapshot), uint32_t(shm::SampleSource::kPerfCpuClock)) << sampled.run.err;

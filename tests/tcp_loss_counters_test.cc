@@ -66,10 +66,14 @@ TEST(TcpLossCountersTest, EveryTcpSocketOfTheProcessIsWalkedAndTotalsNeverFall) 
   {
     LoopbackConnection connection;
     ASSERT_GE(connection.server, 0);
+    int udp = socket(AF_INET, SOCK_DGRAM, 0);
+    int pipe_ends[2];
+    ASSERT_EQ(pipe(pipe_ends), 0);
     char block[65536] = {};
     ASSERT_EQ(write(connection.client, block, sizeof block), ssize_t(sizeof block));
     ASSERT_TRUE(counters.Update());
-    EXPECT_EQ(counters.sockets(), before + 3);  // the listener and both ends
+    EXPECT_EQ(counters.sockets(), before + 3);  // the listener and both ends; not the UDP socket, not the pipe
+    for (int fd : {udp, pipe_ends[0], pipe_ends[1]}) close(fd);
     retransmitted = counters.retransmitted();
     out_of_order = counters.out_of_order();
   }

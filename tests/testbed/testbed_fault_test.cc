@@ -5,6 +5,7 @@
 // cgroups or nftables skip with the reason when those are missing.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -323,6 +324,48 @@ std::vector<std::string> LinesOfFilesIn(const std::string& directory) {
   }
   closedir(listing);
   return lines;
+}
+
+// A full disk stays full: blocks a workload frees (ddw truncates its file
+// before each pass, as dd does) are taken back by the injector's filler
+// before the workload can reuse them, so writing the file anew fails too.
+TEST(TestbedFaultTest, EnospcTakesBackTheSpaceAWorkloadFrees) {
+  if (geteuid() != 0) GTEST_SKIP() << "the small storage file system (a tmpfs mount) needs root";
+  TestbedCluster cluster(3, {"--stripe-kib", "64", "--small-fs", "1:16"});
+  ASSERT_TRUE(cluster.started()) << cluster.start_output();
+  const std::string mount = cluster.storage(1);
+  const std::string spare = mount + "/spare";
+  {
+    std::ofstream file(spare, std::ios::binary);
+    std::string mebibyte(1 << 20, 'x');
+    for (int count = 0; count < 4; ++count) file << mebibyte;
+    ASSERT_TRUE(file.good());
+  }
+  // The file exists before the fault (creating one would fail on its own).
+  CommandOutput written = cluster.Client({"ddw", "--size-mib", "3", "--file", "kept", "--keep"});
+  ASSERT_EQ(written.exit_status, 0) << written.output;
+  CommandOutput injected = cluster.Launcher({"inject", "enospc", "--server", "1"});
+  ASSERT_EQ(injected.exit_status, 0) << injected.output;
+  ASSERT_EQ(unlink(spare.c_str()), 0);
+  usleep(300 * 1000);
+  struct statvfs space {};
+  ASSERT_EQ(statvfs(mount.c_str(), &space), 0);
+  EXPECT_LT(space.f_bavail * space.f_frsize, 64u << 10) << "the 4 MiB freed were not taken back";
+
+  // Each pass truncates and writes again: server 1's share fails every pass.
+  CommandOutput load = cluster.Client({"ddw", "--size-mib", "3", "--seconds", "2", "--file", "kept", "--keep"});
+  std::smatch failed;
+  ASSERT_TRUE(std::regex_search(load.output, failed, std::regex("\"event\":\"done\".*?\"errors\":([0-9]+)")))
+      << load.output;
+  EXPECT_GE(std::stoi(failed[1]), 10) << load.output;
+
+  CommandOutput cleared = cluster.Launcher({"clear", "enospc"});
+  ASSERT_EQ(cleared.exit_status, 0) << cleared.output;
+  ASSERT_EQ(statvfs(mount.c_str(), &space), 0);
+  EXPECT_GT(space.f_bavail * space.f_frsize, 8u << 20) << "the ballast outlived clear";
+  usleep(200 * 1000);
+  ASSERT_EQ(statvfs(mount.c_str(), &space), 0);
+  EXPECT_GT(space.f_bavail * space.f_frsize, 8u << 20) << "the filler outlived clear";
 }
 
 TEST(TestbedFaultTest, EnospcFailsThatServersWritesAndTheAnalyzersNameTheErrno) {

@@ -30,11 +30,12 @@ bool RunSequentialPass(const WorkloadContext& context, const OpenFile& file, Pas
     if (context.interrupted->load()) return false;
     if (deadline_ns != 0 && MonotonicNs() >= deadline_ns) return false;
     uint64_t length = std::min(record, size - offset);
-    int error = kind == PassKind::kWrite ? context.fs->Write(file, offset, buffer->data(), length)
-                                         : context.fs->Read(file, offset, buffer->data(), length);
+    bool write = kind != PassKind::kRead;
+    int error = write ? context.fs->Write(file, offset, buffer->data(), length)
+                      : context.fs->Read(file, offset, buffer->data(), length);
     if (error == EINTR) return false;
     if (error != 0) {
-      reporter->AddError(kind == PassKind::kWrite ? "write" : "read", error);
+      reporter->AddError(write ? "write" : "read", error);
       continue;
     }
     reporter->AddBytes(length);
@@ -43,12 +44,29 @@ bool RunSequentialPass(const WorkloadContext& context, const OpenFile& file, Pas
   return true;
 }
 
+namespace {
+
+// Empties the file before a kWriteNew pass. A failed truncation is counted
+// and the pass overwrites instead.
+void EmptyBeforeWriting(const WorkloadContext& context, const OpenFile& file, PassKind kind,
+                        ProgressReporter* reporter) {
+  if (kind != PassKind::kWriteNew) return;
+  int error = context.fs->Truncate(file, 0);
+  if (error != 0 && error != EINTR) reporter->AddError("truncate", error);
+}
+
+}  // namespace
+
 bool RunTimedPasses(const WorkloadContext& context, const OpenFile& file, PassKind kind, uint64_t size, uint64_t record,
                     double seconds, ProgressReporter* reporter) {
   std::vector<uint8_t> buffer;
-  if (seconds <= 0) return RunSequentialPass(context, file, kind, size, record, &buffer, reporter, 0);
+  if (seconds <= 0) {
+    EmptyBeforeWriting(context, file, kind, reporter);
+    return RunSequentialPass(context, file, kind, size, record, &buffer, reporter, 0);
+  }
   uint64_t deadline = MonotonicNs() + static_cast<uint64_t>(seconds * 1e9);
   while (MonotonicNs() < deadline) {
+    EmptyBeforeWriting(context, file, kind, reporter);
     RunSequentialPass(context, file, kind, size, record, &buffer, reporter, deadline);
     if (context.interrupted->load()) return false;
   }

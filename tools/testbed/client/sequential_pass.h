@@ -14,7 +14,10 @@
 
 namespace limpwatch::testbed::client {
 
-enum class PassKind { kWrite, kRead };
+// kWriteNew writes the file anew: each pass first truncates it to empty, as
+// dd does (O_TRUNC) and IOzone's write test does (a new file), so every pass
+// allocates its blocks again. kWrite overwrites what is there.
+enum class PassKind { kWriteNew, kWrite, kRead };
 
 // Moves the file's first `size` bytes record by record, counting bytes and
 // records in `reporter` (errors are counted, printed and skipped: a limping

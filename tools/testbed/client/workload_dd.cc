@@ -1,6 +1,7 @@
 // ddw and ddr (seed 000 section 4.1): dd writing zeros to a client-specific
 // file, or reading a previously written file to /dev/null, in large records
-// (one stripe unit per server per record), at a constant pace.
+// (one stripe unit per server per record), at a constant pace. Each ddw pass
+// truncates the file first, as dd's O_TRUNC does.
 #include "client/progress_reporter.h"
 #include "client/sequential_pass.h"
 #include "client/workloads.h"
@@ -30,7 +31,8 @@ int RunDdw(const WorkloadContext& context, const WorkloadSettings& settings) {
   reporter.Start(SequentialDetails(context, file.name, settings.size_bytes, record, stripe, settings.seconds));
   if (!OpenForWriting(context, settings, stripe, &reporter, &file)) return reporter.Finish(false, {});
   reporter.SetPhase("write");
-  bool completed = RunTimedPasses(context, file.file, PassKind::kWrite, file.size, record, settings.seconds, &reporter);
+  bool completed =
+      RunTimedPasses(context, file.file, PassKind::kWriteNew, file.size, record, settings.seconds, &reporter);
   return FinishSequential(context, settings, file, true, completed, &reporter);
 }
 

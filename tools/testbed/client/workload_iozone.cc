@@ -1,6 +1,7 @@
 // iozonew and iozoner (seed 000 section 4.1): IOzone in write/rewrite and
 // read/reread mode. Large records, an fsync after each write phase, and the
-// workload changes half-way (write -> rewrite, read -> reread). With
+// workload changes half-way (write -> rewrite, read -> reread). Each write
+// pass writes a new file (truncated first); rewrite overwrites it. With
 // --seconds, each half runs for half the time.
 #include "client/progress_reporter.h"
 #include "client/sequential_pass.h"
@@ -14,7 +15,7 @@ bool RunHalf(const WorkloadContext& context, const OpenFile& file, const char* p
              uint64_t record, double seconds, ProgressReporter* reporter) {
   reporter->SetPhase(phase);
   bool completed = RunTimedPasses(context, file, kind, size, record, seconds, reporter);
-  if (kind == PassKind::kWrite && !context.interrupted->load()) {
+  if (kind != PassKind::kRead && !context.interrupted->load()) {
     int error = context.fs->Sync(file);
     if (error != 0) reporter->AddError("fsync", error);
     reporter->AddOps(1);
@@ -37,7 +38,7 @@ int RunIozoneWrite(const WorkloadContext& context, const WorkloadSettings& setti
   reporter.Start(IozoneDetails(file.name, settings.size_bytes, record, settings.seconds));
   if (!OpenForWriting(context, settings, stripe, &reporter, &file)) return reporter.Finish(false, {});
   double half = settings.seconds / 2;
-  bool completed = RunHalf(context, file.file, "write", PassKind::kWrite, file.size, record, half, &reporter) &&
+  bool completed = RunHalf(context, file.file, "write", PassKind::kWriteNew, file.size, record, half, &reporter) &&
                    RunHalf(context, file.file, "rewrite", PassKind::kWrite, file.size, record, half, &reporter);
   return FinishSequential(context, settings, file, true, completed, &reporter);
 }

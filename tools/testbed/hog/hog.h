@@ -17,6 +17,8 @@ int RunDiskReader(const std::string& device, uint64_t block_bytes);
 int RunCpuSpinner(int cpu);
 // Grows to `mib` MiB of touched anonymous memory at rate_mibps, then holds it.
 int RunMemoryGrower(uint64_t mib, uint64_t rate_mibps);
+// Keeps the file system holding `ballast` full, growing it every poll_ms.
+int RunSpaceFiller(const std::string& ballast, uint64_t poll_ms);
 
 }  // namespace limpwatch::testbed::hog
 

@@ -1,6 +1,7 @@
 // limpwatch-testbed-hog disk --device DEV [--block-kib 4096]
 // limpwatch-testbed-hog cpu --cpu K
 // limpwatch-testbed-hog memory --mib N [--rate-mibps 512]
+// limpwatch-testbed-hog fill --ballast FILE [--poll-ms 5]
 #include <cstdio>
 #include <string>
 
@@ -18,7 +19,7 @@ int Usage(const std::string& error) {
   std::fprintf(stderr,
                "limpwatch-testbed-hog: %s\n"
                "usage: limpwatch-testbed-hog disk --device DEV [--block-kib 4096] | cpu --cpu K |"
-               " memory --mib N [--rate-mibps 512]\n",
+               " memory --mib N [--rate-mibps 512] | fill --ballast FILE [--poll-ms 5]\n",
                error.c_str());
   return 2;
 }
@@ -28,7 +29,7 @@ int Main(int argc, char** argv) {
   CommandLine flags;
   std::string error;
   if (!flags.Parse(argc, argv, 1, {}, &error)) return Usage(error);
-  if (flags.positional().size() != 1) return Usage("one of disk, cpu, memory");
+  if (flags.positional().size() != 1) return Usage("one of disk, cpu, memory, fill");
   const std::string& kind = flags.positional()[0];
   uint64_t block_kib = 0, cpu = 0, mib = 0, rate = 0;
   if (kind == "disk") {
@@ -48,6 +49,14 @@ int Main(int argc, char** argv) {
       return Usage(error);
     }
     return RunMemoryGrower(mib, rate);
+  }
+  if (kind == "fill") {
+    std::string ballast = flags.GetString("ballast", "");
+    uint64_t poll_ms = 0;
+    if (ballast.empty() || !flags.GetUint("poll-ms", 5, 1, 10000, &poll_ms, &error)) {
+      return Usage(error.empty() ? "fill needs --ballast" : error);
+    }
+    return RunSpaceFiller(ballast, poll_ms);
   }
   return Usage("unknown hog " + kind);
 }

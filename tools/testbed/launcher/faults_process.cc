@@ -9,9 +9,10 @@
 //   accepted and new bstreams cannot be opened (EMFILE), while open ones keep
 //   working. Cleared by restoring the old limit.
 // enospc: the server's storage must be a small file system (start --small-fs
-//   I:MIB, a size-limited tmpfs); a ballast file fills it, so its writes and
-//   metadata commits fail with ENOSPC, which reaches the clients. Cleared by
-//   removing the ballast.
+//   I:MIB, a size-limited tmpfs); a filler process grows a ballast file into
+//   every block that comes free (limpwatch-testbed-hog fill), so the
+//   server's new blocks and metadata commits fail with ENOSPC, which reaches
+//   the clients. Cleared by stopping the filler and removing the ballast.
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -233,8 +234,8 @@ class EnospcFault : public Fault {
  public:
   const char* name() const override { return "enospc"; }
   const char* description() const override {
-    return "a ballast file fills the server's small storage file system (start --small-fs I:MIB): its writes and "
-           "metadata commits fail with ENOSPC";
+    return "a filler process keeps the server's small storage file system full (start --small-fs I:MIB): its new "
+           "blocks and metadata commits fail with ENOSPC";
   }
 
   bool Inject(const FaultTarget& target, StateRecord* record, std::string* error) override {
@@ -246,32 +247,24 @@ class EnospcFault : public Fault {
     std::string ballast = target.mount + "/.limpwatch-ballast";
     record->Set("ballast", ballast);
     record->Set("mount", target.mount);
-    int fd = open(ballast.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) {
-      *error = "create " + ballast + ": " + strerror(errno);
-      return false;
-    }
-    struct statvfs space {};
-    statvfs(target.mount.c_str(), &space);
-    off_t free_bytes = static_cast<off_t>(space.f_bavail * space.f_frsize);
-    if (free_bytes > 0 && fallocate(fd, 0, 0, free_bytes) != 0) {
-      // Fall back to writing zeros until the file system is full.
-    }
-    std::vector<char> zeros(64 * 1024, 0);
-    off_t offset = lseek(fd, 0, SEEK_END);
-    for (;;) {
-      ssize_t written = pwrite(fd, zeros.data(), zeros.size(), offset);
-      if (written <= 0) break;
-      offset += written;
-    }
-    for (size_t size = 4096; size > 0; size /= 2) {  // the last partial blocks
-      while (pwrite(fd, zeros.data(), size, offset) == static_cast<ssize_t>(size)) offset += static_cast<off_t>(size);
-    }
-    close(fd);
-    return true;
+    return StartHelper(target.tools_dir + "/limpwatch-testbed-hog", {"fill", "--ballast", ballast}, {},
+                       target.dir + "/fault-" + record->Get("id") + "-filler.out", "filler", record, error);
   }
 
   bool Verify(const FaultTarget& target, const StateRecord& record, JsonLine* evidence, std::string* error) override {
+    // The filler says when its first fill is done.
+    for (int waited = 0; LastLine(record.Get("filler_output")).find("space-filler") == std::string::npos;
+         waited += 50) {
+      if (!HelperAlive(record, "filler")) {
+        *error = "the space filler exited: " + LastLine(record.Get("filler_output"));
+        return false;
+      }
+      if (waited >= 10000) {
+        *error = "the space filler did not fill " + target.mount + " within 10 s";
+        return false;
+      }
+      SleepMs(50);
+    }
     struct statvfs space {};
     statvfs(target.mount.c_str(), &space);
     uint64_t available = space.f_bavail * space.f_frsize;
@@ -298,6 +291,8 @@ class EnospcFault : public Fault {
   }
 
   bool Clear(const StateRecord& record, const ClearContext&, JsonLine* evidence, std::string* error) override {
+    // The filler first, or it would take the space the ballast gives back.
+    if (!StopHelper(record, "filler", 2000, error)) return false;
     std::string ballast = record.Get("ballast");
     if (ballast.empty()) return true;
     if (unlink(ballast.c_str()) != 0 && errno != ENOENT) {

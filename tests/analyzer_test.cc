@@ -584,5 +584,31 @@ TEST(SummaryTest, FeatureSetIsSharedAndFitsTheBudget) {
   }
 }
 
+// A window's file service times are compared only when it made enough
+// calls: a server the load left idle, with a few stray slow reads, has no
+// disk time to compare, while a loaded one has its median.
+TEST(SummaryTest, FileServiceTimesNeedEnoughCallsInTheWindow) {
+  auto window_of = [](uint64_t reads_per_tick, uint64_t writes_per_tick) {
+    Window window;
+    for (int index = 0; index < 4; ++index) {
+      TickRecord tick;
+      tick.tick_ms = 1000;
+      tick.io.file_reads = reads_per_tick;
+      tick.io.dread_ms = reads_per_tick > 0 ? 3.0 + index : 0;
+      tick.io.file_writes = writes_per_tick;
+      tick.io.dwrite_ms = writes_per_tick > 0 ? 1.0 : 0;
+      window.ticks.push_back(tick);
+    }
+    return window;
+  };
+  IoMedians idle = ComputeIoMedians(window_of(1, 1));  // 4 reads and 4 writes in the window
+  EXPECT_EQ(idle.dread_ms, 0.0f);
+  EXPECT_EQ(idle.dwrite_ms, 0.0f);
+  IoMedians loaded = ComputeIoMedians(window_of(2, 50));  // 8 reads, 200 writes: enough
+  EXPECT_GT(loaded.dread_ms, 3.0f);
+  EXPECT_LT(loaded.dread_ms, 6.0f);
+  EXPECT_FLOAT_EQ(loaded.dwrite_ms, 1.0f);
+}
+
 }  // namespace
 }  // namespace limpwatch::analyzer

@@ -140,16 +140,19 @@ size_t Summarizer::FeatureCount(Metric metric) const {
 
 IoMedians ComputeIoMedians(const Window& window) {
   std::vector<double> dread, dwrite, nsread, ncread, request;
+  uint64_t file_reads = 0, file_writes = 0;
   for (const TickRecord& tick : window.ticks) {
     if (tick.io.file_reads > 0) dread.push_back(tick.io.dread_ms);
     if (tick.io.file_writes > 0) dwrite.push_back(tick.io.dwrite_ms);
     if (tick.io.socket_reads > 0) nsread.push_back(tick.io.nsread_ms);
     if (tick.io.ncread_ms > 0) ncread.push_back(tick.io.ncread_ms);
     request.push_back(tick.io.request_bytes * 1000.0 / tick.tick_ms);
+    file_reads += tick.io.file_reads;
+    file_writes += tick.io.file_writes;
   }
   IoMedians medians;
-  medians.dread_ms = static_cast<float>(Median(dread));
-  medians.dwrite_ms = static_cast<float>(Median(dwrite));
+  medians.dread_ms = file_reads >= kMinComparedFileCalls ? static_cast<float>(Median(dread)) : 0.0f;
+  medians.dwrite_ms = file_writes >= kMinComparedFileCalls ? static_cast<float>(Median(dwrite)) : 0.0f;
   medians.nsread_ms = static_cast<float>(Median(nsread));
   medians.ncread_ms = static_cast<float>(Median(ncread));
   medians.request_bytes_per_s = static_cast<float>(Median(request));

@@ -12,7 +12,8 @@
 # and the workload's elapsed time, after a short warm-up load. Each round
 # runs every variant on a fresh cluster, one after the other, so a change in
 # the machine's load hits them alike; the verdict is the median of the
-# per-round ratios to plain.
+# per-round ratios to plain. It also prints the CPU the runtime's own threads
+# (service, sampler reader, analyzer) took per server per second.
 #
 # Two storage set-ups:
 #   disk     storage on the disk, metadata synced on every change, as PVFS
@@ -66,6 +67,20 @@ servers_cpu_ns() {
   done
   echo "$total"
 }
+# Run time of the runtime's own threads, by name (service "limpwatch",
+# sampler reader "limpwatch-samp", analyzer "limpwatch-anlz"), in ns.
+runtime_threads_ns() {
+  local pid task name ns
+  declare -A sums=([limpwatch]=0 [limpwatch-samp]=0 [limpwatch-anlz]=0)
+  for pid in $(server_pids); do
+    for task in /proc/"$pid"/task/*; do
+      read -r name <"$task/comm" || continue
+      [[ -v sums[$name] ]] || continue
+      read -r ns _ <"$task/schedstat" && sums[$name]=$((sums[$name] + ns))
+    done
+  done
+  echo "${sums[limpwatch]} ${sums[limpwatch-samp]} ${sums[limpwatch-anlz]}"
+}
 workload() {  # [files], then the seconds it took
   local count=${1:-$files}
   LIMPWATCH_DISABLE=1 "$client" --config "$cluster/fs.conf" postmark --files "$count" \
@@ -85,7 +100,7 @@ stop_cluster
 "$limpwatch" select "$base"/profile*.json -o "$base/selection" | tail -2
 echo "selection: $(grep -c '^include' "$base/selection") functions"
 
-declare -A times cpu_times
+declare -A times cpu_times own_ns own_seconds
 run() {  # variant, server program (empty: the traced one), then the servers' environment
   local variant=$1
   shift
@@ -94,11 +109,16 @@ run() {  # variant, server program (empty: the traced one), then the servers' en
   # days never pays again (the first kernel sample reads /proc/kallsyms:
   # 60-85 ms of CPU), so that the rounds compare the steady state.
   workload 50 >/dev/null
-  local before after seconds
+  local before after seconds own_before own_after
   before=$(servers_cpu_ns)
+  own_before=$(runtime_threads_ns)
   seconds=$(workload)
+  own_after=$(runtime_threads_ns)
   after=$(servers_cpu_ns)
   stop_cluster
+  own_ns[$variant]=$(awk -v a="$own_after" -v b="$own_before" -v s="${own_ns[$variant]:-0 0 0}" 'BEGIN {
+    split(a, x); split(b, y); split(s, z); printf "%d %d %d", z[1] + x[1] - y[1], z[2] + x[2] - y[2], z[3] + x[3] - y[3] }')
+  own_seconds[$variant]=$(awk -v t="${own_seconds[$variant]:-0}" -v s="$seconds" 'BEGIN { print t + s }')
   times[$variant]+="$seconds "
   cpu_times[$variant]+="$(awk -v a="$after" -v b="$before" 'BEGIN { printf "%.4f", (a - b) / 1e9 }') "
 }
@@ -115,6 +135,15 @@ echo >&2
 printf '%d interleaved rounds, postmark %d files x %d transactions, storage %s, load %s\n' "$rounds" "$files" \
   $((files * transactions_per_file)) "$storage" "$(cut -d' ' -f1-3 /proc/loadavg)"
 print_overhead_table server "cpu (med)" "${variants[@]}"
+# What the runtime's own threads cost, whatever the load: CPU per server per
+# second of workload, summed over the rounds. A lightly loaded server pays
+# the same per second, so it weighs more in its ratio.
+for variant in full selected patched; do
+  awk -v name="$variant" -v ns="${own_ns[$variant]}" -v s="${own_seconds[$variant]}" 'BEGIN {
+    split(ns, v); d = s * 4 * 1e6
+    printf "%s: runtime threads per server, ms of CPU a second: service %.2f, sampler reader %.2f, analyzer %.2f\n",
+           name, v[1] / d, v[2] / d, v[3] / d }'
+done
 # The verdict: the median of the per-round ratios to plain.
 for variant in selected patched full; do
   target=1.05

@@ -48,8 +48,18 @@ class Summarizer {
   std::unordered_map<uint32_t, uint64_t> name_hashes_;
 };
 
+// A window's file reads (writes) are compared when it made this many. A
+// server the load has left idle makes a few stray ones, whose service time
+// says nothing about its disk: a test-bed cluster whose client waited on a
+// hung peer had one server's handful of reads in a window score 1.28 ms over
+// its peers' and indicted it. A loaded server makes hundreds a window, a
+// throttled disk's server tens.
+inline constexpr uint64_t kMinComparedFileCalls = 8;
+
 // Medians over the window's ticks of the per-tick I/O values; a tick without
-// calls of a kind does not count for that kind's median.
+// calls of a kind does not count for that kind's median, and a window with
+// fewer than kMinComparedFileCalls file reads (writes) has none (0: nothing
+// to compare).
 IoMedians ComputeIoMedians(const Window& window);
 
 }  // namespace limpwatch::analyzer

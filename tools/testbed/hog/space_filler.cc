@@ -20,14 +20,17 @@ namespace limpwatch::testbed::hog {
 namespace {
 
 // Appends to `fd` until the file system refuses: fallocate for the bulk,
-// then zeros down to single bytes for the last partial blocks.
+// then zeros down to single bytes for the last partial blocks. A full file
+// system costs one statvfs: the filler polls every few milliseconds, and 17
+// failing writes each time would compete with the server for the CPU.
 uint64_t FillUp(int fd, const std::string& mount, const std::vector<char>& zeros) {
   off_t start = lseek(fd, 0, SEEK_END);
   off_t offset = start;
   struct statvfs space {};
   if (statvfs(mount.c_str(), &space) == 0) {
     off_t free_bytes = static_cast<off_t>(space.f_bavail * space.f_frsize);
-    if (free_bytes > 0 && fallocate(fd, 0, offset, free_bytes) == 0) offset += free_bytes;
+    if (free_bytes == 0) return 0;
+    if (fallocate(fd, 0, offset, free_bytes) == 0) offset += free_bytes;
   }
   for (size_t size = zeros.size(); size > 0; size /= 2) {
     while (pwrite(fd, zeros.data(), size, offset) == static_cast<ssize_t>(size)) offset += static_cast<off_t>(size);

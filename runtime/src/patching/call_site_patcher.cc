@@ -17,6 +17,7 @@
 #include "patching/call_site_table.h"
 #include "patching/code_writer.h"
 #include "patching/program_code.h"
+#include "patching/refusal_log.h"
 #include "patching/sled_bytes.h"
 #include "patching/sled_trap.h"
 #include "process.h"
@@ -67,7 +68,7 @@ struct CallSitePatcher {
   bool active = true;
   bool pending = false;
   uint32_t passes_to_skip = 0;  // after a refusal: retry every kRetryEveryPasses passes, not every one
-  std::string last_refusal;
+  RefusalLog refusals{"LIMPWATCH_PATCH: hook calls of unselected functions cannot be rewritten while the program runs: "};
 };
 
 constinit std::atomic<CallSitePatcher*> g_call_site_patcher{nullptr};
@@ -214,14 +215,10 @@ bool MayRewriteWhileOthersRun(CallSitePatcher& patcher) {
     patcher.pending = true;
   }
   if (refusal.empty()) {
-    patcher.last_refusal.clear();
+    patcher.refusals.Cleared();
     return true;
   }
-  if (refusal != patcher.last_refusal) {
-    LogLine("LIMPWATCH_PATCH: hook calls of unselected functions cannot be rewritten while the program runs: " +
-            refusal);
-  }
-  patcher.last_refusal = refusal;
+  patcher.refusals.Refused(refusal, patcher.active);
   return false;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "patching/code_writer.h"
+#include "patching/refusal_log.h"
 #include "patching/sled_discovery.h"
 #include "patching/sled_trap.h"
 #include "patching/trampolines.h"
@@ -31,7 +32,7 @@ struct Patcher {
   std::vector<Sled> sleds;
   bool active = false;   // sleds prepared: patching may go on
   bool pending = false;  // the last pass was refused for a reason that may pass: try again
-  std::string last_refusal;
+  RefusalLog refusals{"LIMPWATCH_PATCH: the selection changed but sleds cannot be rewritten while the program runs: "};
 };
 
 constexpr uint32_t kRetryPeriodMs = 500;
@@ -74,15 +75,11 @@ void ApplyLocked(Patcher& patcher) {
       patcher.pending = true;
     }
     if (!refusal.empty()) {
-      if (refusal != patcher.last_refusal) {
-        LogLine("LIMPWATCH_PATCH: the selection changed but sleds cannot be rewritten while the program runs: " +
-                refusal);
-      }
-      patcher.last_refusal = refusal;
+      patcher.refusals.Refused(refusal, patcher.pending);
       return;
     }
   }
-  patcher.last_refusal.clear();
+  patcher.refusals.Cleared();
   std::string error;
   if (!WriteSleds(writes, alone, &error)) {
     LogLine("LIMPWATCH_PATCH: " + error + "; patching is disabled");

@@ -8,7 +8,7 @@ packages=(
   libunwind-dev libboost-dev liburing-dev libeigen3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
-  iproute2 nftables iptables util-linux procps
+  iproute2 nftables iptables util-linux procps e2fsprogs
   autoconf automake
 )
 

@@ -141,6 +141,81 @@ TEST(TestbedFaultTest, DiskBusyMakesThatServersStorageCallsSlower) {
   EXPECT_EQ(BlkioCgroupOf(cluster.pid(slow)), original) << "the server did not go back to its cgroup";
 }
 
+constexpr unsigned kLoopMajor = 7;
+
+// Sectors read from block device major:minor so far (/sys/dev/block/M:N/stat, field 3).
+uint64_t SectorsRead(dev_t device) {
+  std::ifstream stat("/sys/dev/block/" + std::to_string(major(device)) + ":" + std::to_string(minor(device)) +
+                     "/stat");
+  uint64_t reads = 0, merged = 0, sectors = 0;
+  stat >> reads >> merged >> sectors;
+  return sectors;
+}
+
+std::string LoopBackingFile(dev_t device) {
+  std::ifstream file("/sys/dev/block/" + std::to_string(major(device)) + ":" + std::to_string(minor(device)) +
+                     "/loop/backing_file");
+  std::string path;
+  std::getline(file, path);
+  return path;
+}
+
+bool HaveMkfsExt4() {
+  return access("/usr/sbin/mkfs.ext4", X_OK) == 0 || access("/sbin/mkfs.ext4", X_OK) == 0;
+}
+
+// With --disk-images each server's storage is a file system on a loop
+// device of its own, and the disk-hog reads that server's device, raw: the
+// other servers' devices see none of its reads. Stopping the test-bed
+// unmounts the images, which releases the loop devices, and removes them.
+TEST(TestbedFaultTest, DiskImagesGiveEachServerItsOwnDiskAndTheHogReadsOnlyThatOne) {
+  if (geteuid() != 0) GTEST_SKIP() << "loop devices and mounts need root";
+  if (access("/dev/loop-control", R_OK | W_OK) != 0) GTEST_SKIP() << "no /dev/loop-control";
+  if (!HaveMkfsExt4()) GTEST_SKIP() << "mkfs.ext4 is not installed";
+  TestbedCluster cluster(3, {"--disk-images", "128"});
+  ASSERT_TRUE(cluster.started()) << cluster.start_output();
+  std::vector<dev_t> devices;
+  for (int server = 0; server < 3; ++server) {
+    struct stat storage {};
+    ASSERT_EQ(stat(cluster.storage(server).c_str(), &storage), 0);
+    ASSERT_EQ(major(storage.st_dev), kLoopMajor) << cluster.storage(server) << " is not on a loop device";
+    EXPECT_EQ(LoopBackingFile(storage.st_dev), cluster.dir() + "/" + cluster.alias(server) + ".img");
+    for (dev_t other : devices) EXPECT_NE(storage.st_dev, other) << "two servers share a disk";
+    devices.push_back(storage.st_dev);
+  }
+  // The servers write their storage now and then (keyval commits): only the
+  // hog reads, and no workload runs.
+  std::vector<uint64_t> before;
+  for (dev_t device : devices) before.push_back(SectorsRead(device));
+  CommandOutput injected = cluster.Launcher({"inject", "disk-hog", "--server", "1", "--block-kib", "16384"});
+  ASSERT_EQ(injected.exit_status, 0) << injected.output;
+  const std::string hogged = "/dev/loop" + std::to_string(minor(devices[1]));
+  EXPECT_NE(injected.output.find("\"read_path\":\"" + hogged + "\""), std::string::npos) << injected.output;
+  EXPECT_NE(injected.output.find("\"source\":\"raw device\""), std::string::npos) << injected.output;
+  usleep(500 * 1000);
+  std::vector<uint64_t> read;
+  for (size_t index = 0; index < devices.size(); ++index) read.push_back(SectorsRead(devices[index]) - before[index]);
+  EXPECT_GT(read[1], uint64_t{64} << 11) << "under 64 MiB read from " << hogged;  // 512-byte sectors
+  EXPECT_LT(read[0], read[1] / 100) << "the hog's reads reached server 0's disk";
+  EXPECT_LT(read[2], read[1] / 100) << "the hog's reads reached server 2's disk";
+  CommandOutput cleared = cluster.Launcher({"clear", "disk-hog"});
+  ASSERT_EQ(cleared.exit_status, 0) << cleared.output;
+
+  CommandOutput stopped = cluster.Launcher({"stop"});
+  ASSERT_EQ(stopped.exit_status, 0) << stopped.output;
+  for (int server = 0; server < 3; ++server) {
+    struct stat storage {};
+    ASSERT_EQ(stat(cluster.storage(server).c_str(), &storage), 0);
+    EXPECT_NE(major(storage.st_dev), kLoopMajor) << cluster.storage(server) << " is still mounted";
+    // Autoclear detaches the device at its last release, just after the unmount.
+    for (int waited = 0; waited < 40 && !LoopBackingFile(devices[static_cast<size_t>(server)]).empty(); ++waited) {
+      usleep(50 * 1000);
+    }
+    EXPECT_EQ(LoopBackingFile(devices[static_cast<size_t>(server)]), "") << "the loop device was not released";
+    EXPECT_NE(access((cluster.dir() + "/" + cluster.alias(server) + ".img").c_str(), F_OK), 0) << "image left";
+  }
+}
+
 // A cgroup's CPU-quota throttling so far, in ns (v1 throttled_time, v2 throttled_usec).
 uint64_t ThrottledNs(const std::string& group) {
   std::ifstream file(group + "/cpu.stat");

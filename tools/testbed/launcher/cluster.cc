@@ -12,6 +12,7 @@
 
 #include "common/ping_client.h"
 #include "common/socket_util.h"
+#include "launcher/disk_image.h"
 #include "launcher/process_control.h"
 #include "launcher/stop_flag.h"
 #include "limpwatch/shm/segment.h"
@@ -208,6 +209,16 @@ bool StartCluster(const ClusterSettings& settings, TestbedState* state, JsonLine
       }
       server->Set("mount", storage);
       server->Set("small_fs_mib", settings.small_fs_mib);
+    } else if (settings.disk_image_mib > 0) {
+      std::string image = settings.dir + "/" + server->Get("alias") + ".img";
+      std::string loop_device;
+      if (!MountDiskImage(image, settings.disk_image_mib, storage, &loop_device, error)) {
+        ok = false;
+        break;
+      }
+      server->Set("mount", storage);
+      server->Set("image", image);
+      server->Set("loop_device", loop_device);
     }
     // Record the server before it starts, so that an interrupted start still stops it.
     std::string ignored;
@@ -266,6 +277,12 @@ bool StopServers(TestbedState* state, JsonLine* report, std::string* error) {
     }
     std::string mount = server->Get("mount");
     if (!mount.empty() && !Unmount(mount, error)) ok = false;
+    // The image is the server's disk for this run only; unmounted, its loop device is already released.
+    std::string image = server->Get("image");
+    if (!image.empty() && unlink(image.c_str()) != 0 && errno != ENOENT) {
+      *error = "unlink " + image + ": " + strerror(errno);
+      ok = false;
+    }
     if (stopped.size() > 1) stopped += ",";
     stopped += JsonLine()
                    .Add("alias", server->Get("alias"))
@@ -294,7 +311,8 @@ std::string ServersJson(TestbedState* state) {
                 .Add("address", "127.0.0.1:" + server->Get("port"))
                 .Add("segment", "limpwatch." + server->Get("alias") + "." + std::to_string(pid))
                 .Add("storage", server->Get("storage"))
-                .Add("small_fs", !server->Get("mount").empty())
+                .Add("small_fs", !server->Get("small_fs_mib").empty())
+                .Add("disk", server->Get("loop_device").empty() ? "shared" : server->Get("loop_device"))
                 .str();
   }
   return json + "]";

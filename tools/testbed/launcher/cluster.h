@@ -3,7 +3,8 @@
 //
 //   <dir>/fs.conf             PVFS-style configuration (aliases, storage spaces, stripe, flow buffers)
 //   <dir>/limpwatch-peers     the same servers as LIMPWATCH_PEERS=alias=127.0.0.1:<udp port>,...
-//   <dir>/<alias>/            storage space (bstreams/, keyval.log); a tmpfs mount with --small-fs
+//   <dir>/<alias>/            storage space (bstreams/, keyval.log); a tmpfs mount with --small-fs,
+//                             a loop-mounted ext4 image <dir>/<alias>.img with --disk-images
 //   <dir>/<alias>.log         the server's log lines (stderr)
 //   <dir>/testbed.state       what runs (testbed_state.h)
 //
@@ -36,6 +37,7 @@ struct ClusterSettings {
   bool keep_segments = false;     // LIMPWATCH_KEEP=1
   int small_fs_server = -1;       // this server's storage is a size-limited tmpfs
   uint64_t small_fs_mib = 0;
+  uint64_t disk_image_mib = 0;    // > 0: every other server's storage is an ext4 image on a loop device of its own
   std::string peer_source = "config";  // config: LIMPWATCH_PVFS_CONFIG, peers: LIMPWATCH_PEERS
   std::string server_program;          // empty: the traced server beside the launcher
 };

@@ -15,6 +15,7 @@
 #include "common/json_line.h"
 #include "launcher/cluster.h"
 #include "launcher/commands.h"
+#include "launcher/disk_image.h"
 #include "launcher/process_control.h"
 #include "launcher/stop_flag.h"
 
@@ -114,7 +115,8 @@ int CommandStart(CommandLine* flags) {
       !flags->GetUint("flow-buffers", 4, 1, 16, &flow_buffers, &error) ||
       !flags->GetUint("stripe-kib", 1024, 64, 4096, &stripe_kib, &error) ||
       !flags->GetUint("workers", 4, 1, 64, &workers, &error) ||
-      !flags->GetUint("storage-threads", 2, 1, 64, &storage_threads, &error)) {
+      !flags->GetUint("storage-threads", 2, 1, 64, &storage_threads, &error) ||
+      !flags->GetUint("disk-images", 0, 0, 1 << 20, &settings.disk_image_mib, &error)) {
     return Fail("start", error, 2);
   }
   settings.servers = static_cast<uint32_t>(servers);
@@ -145,6 +147,12 @@ int CommandStart(CommandLine* flags) {
   }
   if (settings.small_fs_server >= static_cast<int>(settings.servers)) {
     return Fail("start", "--small-fs names no server", 2);
+  }
+  if (settings.disk_image_mib != 0 && settings.disk_image_mib < 64) {
+    return Fail("start", "--disk-images is the image size in MiB, at least 64", 2);
+  }
+  if (std::string why; settings.disk_image_mib != 0 && !DiskImagesAvailable(&why)) {
+    return Fail("start", "--disk-images: " + why);
   }
   if (settings.peer_source != "config" && settings.peer_source != "peers") {
     return Fail("start", "--peer-source is config or peers", 2);

@@ -112,7 +112,8 @@ bool TargetOf(TestbedState* state, uint32_t index, FaultTarget* target, std::str
   target->start_time = server->GetUint("start");
   target->port = static_cast<uint16_t>(server->GetUint("port"));
   target->storage = server->Get("storage");
-  target->mount = server->Get("mount");
+  // A disk image is mounted too, but only a small file system is for enospc to fill.
+  if (!server->Get("small_fs_mib").empty()) target->mount = server->Get("mount");
   target->config_path = cluster->Get("config");
   target->tools_dir = cluster->Get("tools");
   target->server_count = static_cast<uint32_t>(cluster->GetUint("servers"));

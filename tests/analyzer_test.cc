@@ -74,8 +74,8 @@ TEST(WindowTest, WindowsAreAlignedToTheTickNumberAndShift) {
 }
 
 // Two snapshots `seconds` apart: one function with 100 calls and 1 s of self
-// time per second, its threads waiting 0.5 s per second for a CPU, and 20
-// file syncs a second of 4 ms each.
+// time per second, its threads waiting 0.5 s per second for a CPU, 20
+// file syncs a second of 4 ms each, and 30 major page faults a second.
 TickRecord TickOver(double seconds) {
   shm::Snapshot before, after;
   before.ns_per_tick = after.ns_per_tick = 1.0;
@@ -90,6 +90,8 @@ TickRecord TickOver(double seconds) {
   before.node_metrics.valid = after.node_metrics.valid = true;
   after.node_metrics.run_delay_ns = uint64_t(0.5e9 * seconds);
   after.node_metrics.tcp_round_trip_us = 400;
+  before.node_metrics.major_faults = 1000;  // those of the process's start
+  after.node_metrics.major_faults = 1000 + uint64_t(30 * seconds);
   shm::IoValues& syncs =
       after.io.counters[uint32_t(shm::FdKind::kFile)][uint32_t(shm::IoOperation::kSync)];
   syncs.calls = uint64_t(20 * seconds);
@@ -126,6 +128,10 @@ TEST(TickRecordTest, ALateTickIsScaledToOneTick) {
     ASSERT_NE(syncs, nullptr);
     EXPECT_EQ(syncs->calls, 20u);
     EXPECT_NEAR(syncs->self_ms, 80.0, 1e-6);
+    const FunctionTick* faults = TickOf(tick, kMajorFaultsName);
+    ASSERT_NE(faults, nullptr);
+    EXPECT_EQ(faults->calls, 30u);
+    EXPECT_NEAR(faults->self_ms, 30.0 * kMajorFaultMs, 1e-6);
   }
 }
 
@@ -269,6 +275,23 @@ void ExpectIndictedByItsOwnMeasurement(SyntheticFault fault, int faulty_server, 
 
 TEST(PeerComparisonTest, AServerWhoseThreadsWaitForACpuIsIndictedOnCpu) {
   ExpectIndictedByItsOwnMeasurement(SyntheticFault::kCpuStarved, 6, shm::Resource::kCpu, kRunqueueWaitName);
+}
+
+// Its storage calls slow down most, yet its major faults name the resource,
+// and stand among the functions most affected.
+TEST(PeerComparisonTest, AServerFaultingItsPagesInAgainIsIndictedOnMemory) {
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kMemoryThrashing;
+  cluster.faulty_server = 3;
+  ReplayResult result = Replay(cluster);
+  ASSERT_FALSE(result.alarms.empty());
+  for (const Alarm& alarm : result.alarms) {
+    EXPECT_EQ(alarm.server, ServerName(3)) << AlarmToLogLine(alarm);
+    EXPECT_EQ(alarm.resource, shm::Resource::kMemory) << AlarmToLogLine(alarm);
+  }
+  const auto& top = result.alarms.front().top_functions;
+  EXPECT_TRUE(std::any_of(top.begin(), top.end(), [](const auto& function) { return function.name == kMajorFaultsName; }))
+      << AlarmToLogLine(result.alarms.front());
 }
 
 // The network functions' call counts are what stand out most, but the

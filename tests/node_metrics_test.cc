@@ -1,6 +1,7 @@
 // Node metrics from the real /proc and /sys: the sampler in this process,
 // and the sampler running inside a traced process on its service thread.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -170,6 +171,45 @@ TEST(NodeMetricsTest, CpuQuotaThrottlingIsReadFromTheProcessCgroup) {
   // cgroup v2 only.
   EXPECT_EQ(analyzer::CpuStatPath("0::/system.slice/pvfs.service\n", "/cg"), "/cg/system.slice/pvfs.service/cpu.stat");
   EXPECT_EQ(analyzer::CpuStatPath("", "/cg"), "");
+}
+
+// A page read through a mapping after the page cache dropped it is a major
+// fault: the sampler counts it, and publishes the count.
+TEST(NodeMetricsTest, MajorFaultsCountPagesReadBackFromStorage) {
+  uint64_t faults = 0;
+  EXPECT_TRUE(analyzer::ParseProcessStatMajorFaults(
+      "42 (a (strange) name) S 1 42 42 0 -1 4194560 900 0 17 0 5 3 0 0 20 0 1 0 100 0 0\n", &faults));
+  EXPECT_EQ(faults, 17u);
+  EXPECT_FALSE(analyzer::ParseProcessStatMajorFaults("42 (name) S 1 42\n", &faults));
+
+  DiskDirectory disk = FindDiskDirectory();
+  if (!disk.scratch) GTEST_SKIP() << "no directory on a block device to map a file from: " << disk.reason;
+  std::string path = disk.scratch->path() + "/major-faults";
+  const size_t bytes = 4 << 20;
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  std::vector<char> data(bytes, 'x');
+  ASSERT_EQ(write(fd, data.data(), bytes), ssize_t(bytes));
+  ASSERT_EQ(fsync(fd), 0);  // clean pages: the kernel may drop them
+  ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  void* mapping = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+  ASSERT_NE(mapping, MAP_FAILED);
+  NodeMetricsSampler sampler("/");
+  std::vector<std::string> problems;
+  NodeSample before = sampler.Read(&problems);
+  uint64_t sum = 0;
+  for (size_t offset = 0; offset < bytes; offset += 4096) sum += static_cast<const char*>(mapping)[offset];
+  NodeSample after = sampler.Read(&problems);
+  EXPECT_EQ(sum, uint64_t('x') * (bytes / 4096));
+  munmap(mapping, bytes);
+  close(fd);
+  unlink(path.c_str());
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  // Read-ahead brings many pages in with one fault: at least one, not one a page.
+  EXPECT_GE(after.major_faults, before.major_faults + 1);
+  shm::NodeMetricsRecord record{};
+  analyzer::PublishNodeSample(after, StorageDevice{}, &record);
+  EXPECT_EQ(record.major_faults.load(), after.major_faults);
 }
 
 TEST(NodeMetricsTest, PublishingUsesTheSequenceLock) {

@@ -359,9 +359,12 @@ namespace {
 // limpwatch's own measurements of waiting for a resource (tick_record.h):
 // the resource of the first whose value on `server` is at least kFactor
 // times its peers' median and above its floor (ms in a window), or
-// kUnknown. The CPU comes first: a server starved of CPU drains its sockets
-// late, overflows their receive queues and so loses packets itself (seen on
-// the test-bed), while a lossy link never makes a server wait for a CPU.
+// kUnknown. Memory comes first: a server faulting its pages in again and
+// again (100 major faults a window) lost them to reclaim, which neither a
+// slow disk, nor a lossy link, nor a busy CPU makes happen. Then the CPU:
+// a server starved of CPU drains its sockets late, overflows their receive
+// queues and so loses packets itself (seen on the test-bed), while a lossy
+// link never makes a server wait for a CPU.
 // The round trip's floor, 15 ms a tick in a 4-tick window, is above what a
 // loaded healthy loopback server shows (up to 8 ms, measured). When the
 // server's file I/O service times fired (`disk_io_fired`), its lost packets
@@ -381,7 +384,8 @@ shm::Resource DirectlyMeasuredShortage(const std::string& server, const std::vec
     shm::Resource resource;
     double floor_ms;
   };
-  const Measured measured[] = {{kRunqueueWaitName, shm::Resource::kCpu, 100.0},
+  const Measured measured[] = {{kMajorFaultsName, shm::Resource::kMemory, 100.0},
+                               {kRunqueueWaitName, shm::Resource::kCpu, 100.0},
                                {kLostPacketsName, shm::Resource::kNetwork, 100.0},
                                {kRoundTripName, shm::Resource::kNetwork, 60.0}};
   for (const auto& [name, resource, floor_ms] : measured) {

@@ -216,6 +216,14 @@ bool ParseSchedstatRunDelay(std::string_view text, uint64_t* run_delay_ns) {
   return ParseNumber(NextField(&text), run_delay_ns);
 }
 
+bool ParseProcessStatMajorFaults(std::string_view text, uint64_t* major_faults) {
+  size_t command_end = text.rfind(')');
+  if (command_end == std::string_view::npos) return false;
+  text.remove_prefix(command_end + 1);
+  for (int field = 3; field < 12; ++field) NextField(&text);  // state .. cminflt
+  return ParseNumber(NextField(&text), major_faults);
+}
+
 void PublishNodeSample(const NodeSample& sample, const StorageDevice& device, shm::NodeMetricsRecord* record) {
   shm::DiskState state = device.state;
   if (state == shm::DiskState::kDevice && !sample.disk_found) state = shm::DiskState::kNotInDiskstats;
@@ -236,6 +244,7 @@ void PublishNodeSample(const NodeSample& sample, const StorageDevice& device, sh
   record->tcp_out_of_order.store(sample.tcp_out_of_order, std::memory_order_relaxed);
   record->tcp_retransmit_timeout_us.store(sample.tcp_retransmit_timeout_us, std::memory_order_relaxed);
   record->tcp_round_trip_us.store(sample.tcp_round_trip_us, std::memory_order_relaxed);
+  record->major_faults.store(sample.major_faults, std::memory_order_relaxed);
   record->disk_reads_completed.store(disk.reads_completed, std::memory_order_relaxed);
   record->disk_writes_completed.store(disk.writes_completed, std::memory_order_relaxed);
   record->disk_sectors_read.store(disk.sectors_read, std::memory_order_relaxed);
@@ -342,6 +351,10 @@ NodeSample NodeMetricsSampler::Read(std::vector<std::string>* problems) const {
   sample.tcp_out_of_order = tcp_loss_.out_of_order();
   sample.tcp_retransmit_timeout_us = tcp_loss_.retransmit_timeout_us();
   sample.tcp_round_trip_us = tcp_loss_.round_trip_us();
+  path = proc_root_ + "/self/stat";
+  if (ReadWholeFile(path, &text) && !ParseProcessStatMajorFaults(text, &sample.major_faults)) {
+    problems->push_back(path + " has no majflt field");
+  }
   if (device_.state == shm::DiskState::kDevice) {
     path = proc_root_ + "/diskstats";
     if (!ReadWholeFile(path, &text)) {

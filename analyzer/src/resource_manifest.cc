@@ -78,6 +78,7 @@ shm::Resource ResourceManifest::Classify(const std::string& function) const {
   if (function == kRunqueueWaitName) return shm::Resource::kCpu;  // limpwatch's own feature, whatever the rules say
   if (function == kLostPacketsName || function == kRoundTripName) return shm::Resource::kNetwork;
   if (function == kFileSyncName) return shm::Resource::kDisk;
+  if (function == kMajorFaultsName) return shm::Resource::kMemory;
   const Rule* rule = FirstMatch(function);
   return rule == nullptr ? shm::Resource::kUnknown : rule->resource;
 }

@@ -14,6 +14,7 @@ const uint64_t kRoundTripHash = shm::FunctionNameHash(kRoundTripName);
 const uint64_t kLostPacketsHash = shm::FunctionNameHash(kLostPacketsName);
 const uint64_t kRunqueueWaitHash = shm::FunctionNameHash(kRunqueueWaitName);
 const uint64_t kFileSyncHash = shm::FunctionNameHash(kFileSyncName);
+const uint64_t kMajorFaultsHash = shm::FunctionNameHash(kMajorFaultsName);
 constexpr double kErrorFeatureWeight = 1e12;
 
 // The window's [lost packets] time as its median tick times its ticks: a
@@ -51,10 +52,10 @@ void Summarizer::Admit(const Window& window) {
       auto& state = sampled_[key];
       state.weight = std::max(state.weight, sample_weight);
     }
-    // The round trip, the losses, the CPU wait and the syncs are compared as
-    // scalars on every server, small or not (cluster_diagnoser.cc): they
-    // always travel.
-    bool counted_scalar = hash == kLostPacketsHash || hash == kFileSyncHash;
+    // The round trip, the losses, the CPU wait, the syncs and the major
+    // faults are compared on every server, small or not
+    // (cluster_diagnoser.cc): they always travel.
+    bool counted_scalar = hash == kLostPacketsHash || hash == kFileSyncHash || hash == kMajorFaultsHash;
     if (hash == kRoundTripHash || hash == kRunqueueWaitHash || (counted_scalar && totals.calls > 0)) {
       time_weight = std::max(time_weight, 1.0);
     }

@@ -120,6 +120,13 @@ TickRecord BuildTickRecord(const std::string& node, const shm::Snapshot& before,
       losing.calls = out_of_order + retransmitted;
       losing.self_ms = double(out_of_order) * kLostPacketMs + double(timeout_us) / 1e3;
     }
+    if (uint64_t faults = Delta(before.node_metrics.major_faults, after.node_metrics.major_faults); faults > 0) {
+      uint64_t name_hash = shm::FunctionNameHash(kMajorFaultsName);
+      FunctionTick& faulting = by_hash[name_hash];
+      faulting.name_hash = name_hash;
+      faulting.calls = faults;
+      faulting.self_ms = double(faults) * kMajorFaultMs;
+    }
     if (after.node_metrics.tcp_round_trip_us > 0) {
       uint64_t name_hash = shm::FunctionNameHash(kRoundTripName);
       FunctionTick& round_trip = by_hash[name_hash];
@@ -163,6 +170,7 @@ std::vector<FunctionName> CollectFunctionNames(const shm::Snapshot& snapshot) {
   names.push_back({shm::FunctionNameHash(kLostPacketsName), kLostPacketsName});
   names.push_back({shm::FunctionNameHash(kRoundTripName), kRoundTripName});
   names.push_back({shm::FunctionNameHash(kFileSyncName), kFileSyncName});
+  names.push_back({shm::FunctionNameHash(kMajorFaultsName), kMajorFaultsName});
   for (const auto& error : snapshot.io.errnos) {
     if (IsFlowControlErrno(error.error)) continue;
     std::string name = ErrorFeatureName({error.kind, error.operation, error.error});

@@ -112,6 +112,7 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
           self_ms *= &function == &kFunctions[std::size(kFunctions) - 1] ? 0.2 : 1.8;
         }
         if (faulty && cluster.fault == SyntheticFault::kCpuShared && function.runqueue) self_ms *= 8.0;
+        if (faulty && cluster.fault == SyntheticFault::kMemoryThrashing && function.storage) self_ms *= 3.0;
         if (faulty && cluster.fault == SyntheticFault::kNetworkDelay && function.round_trip) self_ms *= 80.0;
         if (faulty && cluster.fault == SyntheticFault::kBusyLinks && function.round_trip) self_ms *= 30.0;
         if (faulty && cluster.fault == SyntheticFault::kStorageFull && function.storage_full_error) {
@@ -138,6 +139,13 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
       syncs.self_ms = double(syncs.calls) * kSyncMs * (1 + jitter(sync_random));
       if (slow_syncs) syncs.self_ms *= kSlowSyncFactor;
       if (syncs.calls > 0) tick.functions.push_back(syncs);
+      if (faulty && cluster.fault == SyntheticFault::kMemoryThrashing) {
+        analyzer::FunctionTick faults;
+        faults.name_hash = shm::FunctionNameHash(analyzer::kMajorFaultsName);
+        faults.calls = uint64_t(300 * (1 + jitter(random)));
+        faults.self_ms = double(faults.calls) * analyzer::kMajorFaultMs;
+        tick.functions.push_back(faults);
+      }
       std::sort(tick.functions.begin(), tick.functions.end(),
                 [](const auto& a, const auto& b) { return a.name_hash < b.name_hash; });
       double dread = 0.5 * (1 + jitter(random));
@@ -163,6 +171,7 @@ analyzer::NameBook SyntheticNames() {
   analyzer::NameBook names;
   for (const SyntheticFunction& function : kFunctions) names.Add(shm::FunctionNameHash(function.name), function.name);
   names.Add(shm::FunctionNameHash(analyzer::kFileSyncName), analyzer::kFileSyncName);
+  names.Add(shm::FunctionNameHash(analyzer::kMajorFaultsName), analyzer::kMajorFaultsName);
   return names;
 }
 

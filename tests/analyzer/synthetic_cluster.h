@@ -41,6 +41,9 @@ enum class SyntheticFault {
   kLossBurst,     // in each faulty tick the server's connections retransmit 20 segments after
                   // 200 ms timeouts: 4 s of [lost packets] (a loopback briefly overrun by a loaded
                   // machine, when the fault lasts one tick)
+  kMemoryThrashing,  // the server's machine is short of memory: its pages are reclaimed and
+                     // faulted in again, 300 major faults a second (its peers: none), and its
+                     // storage calls take 3x longer
 };
 
 struct SyntheticCluster {

@@ -181,6 +181,7 @@ std::string RenderNodeMetricsText(const shm::NodeMetricsValues& node) {
   fields.AddRow({"TCP segments out of order", std::to_string(node.tcp_out_of_order)});
   fields.AddRow({"TCP retransmissions x timeout s", FormatFixed(double(node.tcp_retransmit_timeout_us) / 1e6, 3)});
   fields.AddRow({"TCP round trip ms (active connections)", FormatFixed(double(node.tcp_round_trip_us) / 1e3, 3)});
+  fields.AddRow({"major page faults", std::to_string(node.major_faults)});
   fields.AddRow({"disk", DiskText(node)});
   if (node.disk_state == shm::DiskState::kDevice) {
     fields.AddRow({"disk reads completed", std::to_string(node.disk_reads_completed)});
@@ -278,6 +279,7 @@ void WriteNodeMetricsJson(JsonWriter* json, const shm::NodeMetricsValues& node) 
   json->Field("tcp_out_of_order", node.tcp_out_of_order);
   json->Field("tcp_retransmit_timeout_us", node.tcp_retransmit_timeout_us);
   json->Field("tcp_round_trip_us", node.tcp_round_trip_us);
+  json->Field("major_faults", node.major_faults);
   json->Key("disk");
   json->BeginObject();
   json->Field("state", DiskStateKey(node.disk_state));

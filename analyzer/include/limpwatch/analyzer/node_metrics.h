@@ -71,6 +71,7 @@ struct NodeSample {
   uint64_t tcp_out_of_order = 0;
   uint64_t tcp_retransmit_timeout_us = 0;  // each retransmission weighted by its connection's timeout
   uint64_t tcp_round_trip_us = 0;          // median smoothed RTT of the connections active since the last read
+  uint64_t major_faults = 0;               // page faults that read from storage, since the process started
   bool disk_found = false;  // the device's diskstats line was read
   DiskCounters disk;
 };
@@ -82,6 +83,8 @@ bool ParseDiskstats(std::string_view text, uint32_t major, uint32_t minor, DiskC
 // The second field of a /proc/<pid>/task/<tid>/schedstat line: ns runnable
 // but waiting for a CPU.
 bool ParseSchedstatRunDelay(std::string_view text, uint64_t* run_delay_ns);
+// /proc/<pid>/stat: majflt, the 12th field (the command, field 2, may hold spaces and parentheses).
+bool ParseProcessStatMajorFaults(std::string_view text, uint64_t* major_faults);
 // A cgroup cpu.stat: throttled_time (v1, ns) or throttled_usec (v2).
 bool ParseCpuStatThrottledNs(std::string_view text, uint64_t* throttled_ns);
 // The cpu.stat of the cgroup a /proc/<pid>/cgroup text puts the process in

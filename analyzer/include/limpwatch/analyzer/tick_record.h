@@ -99,6 +99,15 @@ inline constexpr const char* kRoundTripName = "[network round trip]";
 // this feature's time per call.
 inline constexpr const char* kFileSyncName = "[file sync]";
 
+// And memory: the server's major page faults, those that had to read a page
+// back from storage (its code or data evicted, or swapped out), with their
+// count as calls and kMajorFaultMs each as self time. A healthy server faults
+// its pages in once, at start; one whose machine runs short of memory loses
+// them to reclaim and faults them in again and again, whatever it serves.
+// The feature stands for memory.
+inline constexpr const char* kMajorFaultsName = "[major page faults]";
+inline constexpr double kMajorFaultMs = 1.0;
+
 // Names of function hashes, so that root causes can be printed.
 struct FunctionName {
   uint64_t name_hash = 0;

@@ -115,6 +115,7 @@ struct NodeMetricsValues {
   uint64_t process_cpu_ns = 0;
   uint64_t run_delay_ns = 0;      // 0 in segments before 1.4
   uint64_t cpu_throttled_ns = 0;  // 0 in segments before 1.4
+  uint64_t major_faults = 0;      // 0 in segments before 1.7
   uint64_t tcp_retransmitted = 0;  // 0 in segments before 1.5
   uint64_t tcp_out_of_order = 0;   // 0 in segments before 1.5
   uint64_t tcp_retransmit_timeout_us = 0;

@@ -277,18 +277,25 @@ TEST(PeerComparisonTest, AServerWhoseThreadsWaitForACpuIsIndictedOnCpu) {
   ExpectIndictedByItsOwnMeasurement(SyntheticFault::kCpuStarved, 6, shm::Resource::kCpu, kRunqueueWaitName);
 }
 
+// Replays `cluster`; every alarm must indict its faulty server on `resource`.
+ReplayResult ReplayExpectingOnlyTheFaultyServerOn(const SyntheticCluster& cluster, shm::Resource resource) {
+  ReplayResult result = Replay(cluster);
+  EXPECT_FALSE(result.alarms.empty());
+  for (const Alarm& alarm : result.alarms) {
+    EXPECT_EQ(alarm.server, ServerName(cluster.faulty_server)) << AlarmToLogLine(alarm);
+    EXPECT_EQ(alarm.resource, resource) << AlarmToLogLine(alarm);
+  }
+  return result;
+}
+
 // Its storage calls slow down most, yet its major faults name the resource,
 // and stand among the functions most affected.
 TEST(PeerComparisonTest, AServerFaultingItsPagesInAgainIsIndictedOnMemory) {
   SyntheticCluster cluster;
   cluster.fault = SyntheticFault::kMemoryThrashing;
   cluster.faulty_server = 3;
-  ReplayResult result = Replay(cluster);
+  ReplayResult result = ReplayExpectingOnlyTheFaultyServerOn(cluster, shm::Resource::kMemory);
   ASSERT_FALSE(result.alarms.empty());
-  for (const Alarm& alarm : result.alarms) {
-    EXPECT_EQ(alarm.server, ServerName(3)) << AlarmToLogLine(alarm);
-    EXPECT_EQ(alarm.resource, shm::Resource::kMemory) << AlarmToLogLine(alarm);
-  }
   const auto& top = result.alarms.front().top_functions;
   EXPECT_TRUE(std::any_of(top.begin(), top.end(), [](const auto& function) { return function.name == kMajorFaultsName; }))
       << AlarmToLogLine(result.alarms.front());
@@ -300,12 +307,7 @@ TEST(PeerComparisonTest, AServerSharingItsCpuIsIndictedOnCpuThoughItsNetworkCall
   SyntheticCluster cluster;
   cluster.fault = SyntheticFault::kCpuShared;
   cluster.faulty_server = 2;
-  ReplayResult result = Replay(cluster);
-  ASSERT_FALSE(result.alarms.empty());
-  for (const Alarm& alarm : result.alarms) {
-    EXPECT_EQ(alarm.server, ServerName(2)) << AlarmToLogLine(alarm);
-    EXPECT_EQ(alarm.resource, shm::Resource::kCpu) << AlarmToLogLine(alarm);
-  }
+  ReplayExpectingOnlyTheFaultyServerOn(cluster, shm::Resource::kCpu);
   // Without the wait, the same call counts indict it on the network.
   cluster.fault = SyntheticFault::kNetworkCount;
   ReplayResult network = Replay(cluster);

@@ -122,7 +122,7 @@ TEST(AnalyzerEndToEndTest, PeersIndictTheLimpingServerOnlineAndOfflineAlike) {
     } else {
       int status = 0;
       waitpid(pid, &status, 0);
-      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+      EXPECT_EQ(DescribeWaitStatus(status), "exit 0");
     }
     pid = -1;
   }
@@ -206,7 +206,7 @@ TEST(AnalyzerEndToEndTest, IdenticalPeersWithPerCpuSamplingIndictNobody) {
   for (pid_t& pid : cluster.pids) {
     int status = 0;
     waitpid(pid, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    EXPECT_EQ(DescribeWaitStatus(status), "exit 0");
     pid = -1;
   }
   for (int index = 0; index < kServers; ++index) {

@@ -53,6 +53,14 @@ pid_t StartProgram(const std::string& program, const std::vector<std::string>& a
   return pid;
 }
 
+std::string DescribeWaitStatus(int status) {
+  if (WIFEXITED(status)) return "exit " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    return "signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+  }
+  return "wait status " + std::to_string(status);
+}
+
 std::string ReadLine(int fd) {
   std::string line;
   char c;

@@ -36,6 +36,9 @@ pid_t StartProgram(const std::string& program, const std::vector<std::string>& a
 // Reads a line from fd (blocking), without the newline.
 std::string ReadLine(int fd);
 
+// A wait status as "exit N" or "signal N (NAME)", for failure messages.
+std::string DescribeWaitStatus(int status);
+
 // Snapshot of the segment named `name` owned by `pid`; fails the test if missing.
 shm::Snapshot ReadSegment(const std::string& name, pid_t pid);
 

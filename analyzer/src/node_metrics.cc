@@ -12,6 +12,9 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <optional>
+
+#include "limpwatch/shm/segment.h"
 
 namespace limpwatch::analyzer {
 namespace {
@@ -217,11 +220,9 @@ bool ParseSchedstatRunDelay(std::string_view text, uint64_t* run_delay_ns) {
 }
 
 bool ParseProcessStatMajorFaults(std::string_view text, uint64_t* major_faults) {
-  size_t command_end = text.rfind(')');
-  if (command_end == std::string_view::npos) return false;
-  text.remove_prefix(command_end + 1);
-  for (int field = 3; field < 12; ++field) NextField(&text);  // state .. cminflt
-  return ParseNumber(NextField(&text), major_faults);
+  std::optional<uint64_t> majflt = shm::ProcStatField(text, 12);
+  if (majflt) *major_faults = *majflt;
+  return majflt.has_value();
 }
 
 void PublishNodeSample(const NodeSample& sample, const StorageDevice& device, shm::NodeMetricsRecord* record) {

@@ -2,11 +2,11 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 #include "limpwatch/shm/segment.h"
 
@@ -19,22 +19,29 @@ bool ProcessExists(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno ==
 
 }  // namespace
 
+std::optional<uint64_t> ProcStatField(std::string_view line, int field) {
+  size_t close = line.rfind(')');
+  if (close == std::string_view::npos || field < 3) return std::nullopt;
+  std::string_view rest = line.substr(close + 1);
+  for (int index = 3;; ++index) {
+    size_t start = rest.find_first_not_of(" \n");
+    if (start == std::string_view::npos) return std::nullopt;
+    size_t end = std::min(rest.find_first_of(" \n", start), rest.size());
+    if (index == field) {
+      uint64_t value = 0;
+      auto [stop, error] = std::from_chars(rest.data() + start, rest.data() + end, value);
+      if (error != std::errc() || stop != rest.data() + end) return std::nullopt;
+      return value;
+    }
+    rest.remove_prefix(end);
+  }
+}
+
 uint64_t ProcessStartTime(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string line;
   if (!std::getline(stat, line)) return 0;
-  // The command name (field 2) may hold spaces and parentheses: skip to the last ')'.
-  size_t close = line.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(line.substr(close + 2));
-  std::string field;
-  // Fields 3..21 precede the start time (field 22).
-  for (int index = 3; index <= 21; ++index) {
-    if (!(fields >> field)) return 0;
-  }
-  uint64_t start_time = 0;
-  fields >> start_time;
-  return start_time;
+  return ProcStatField(line, 22).value_or(0);
 }
 
 Liveness SegmentLiveness(const SegmentHeader& header) {

@@ -94,6 +94,12 @@ std::string ValidateSegment(const void* base, uint64_t mapped_size_untrusted);
 // Field 22 of /proc/<pid>/stat (start time in clock ticks since boot), or 0.
 uint64_t ProcessStartTime(pid_t pid);
 
+// Numeric field `field` of a /proc/<pid>/stat line, numbered as proc(5)
+// does (from 4 on: field 3 is the state letter), or nullopt. The command
+// name (field 2) may hold spaces and parentheses: fields are counted from
+// its last ')'.
+std::optional<uint64_t> ProcStatField(std::string_view line, int field);
+
 enum class Liveness {
   kLive,      // the owner runs
   kExited,    // the owner exited normally and kept the segment

@@ -252,5 +252,32 @@ TEST(AnalyzerEndToEndTest, APeerPortHeldByAnotherProcessIsReportedAndTheServerRu
   EXPECT_EQ(text.find("no peers configured"), std::string::npos) << text;
 }
 
+// A server whose shutdown lingers in its own destructors: the analyzer
+// stops ticking when exit() starts, not when the runtime's destructors run
+// after the program's, and its recording is whole. Before, it ticked on
+// through the shutdown, into static objects exit() had destroyed.
+TEST(AnalyzerEndToEndTest, TheAnalyzerStopsWhenTheServerStartsToExit) {
+  Cluster cluster('x');
+  ASSERT_FALSE(cluster.directory.empty());
+  std::string name = cluster.Name(0);
+  std::string record = cluster.directory + "/" + name + ".lwtrace";
+  ProgramRun run = RunProgram(TestProgram("slow_exit"), {"1.5", "1.5"},
+                              {"LIMPWATCH_NAME=" + name, "LIMPWATCH_ANALYZE=1", "LIMPWATCH_ANALYZE_TICK_MS=100",
+                               "LIMPWATCH_RECORD=" + record});
+  ASSERT_EQ(run.exit_status, 0) << run.output;
+  ASSERT_EQ(run.output.rfind("exiting ", 0), 0u) << run.output;
+  uint64_t exit_started_ms = std::stoull(run.output.substr(8));
+  analyzer::Trace trace;
+  std::string error;
+  ASSERT_TRUE(analyzer::ReadTrace(record, &trace, &error)) << error;
+  EXPECT_TRUE(trace.problems.empty()) << trace.problems.front();
+  ASSERT_GE(trace.ticks.size(), 5u);
+  // A tick already under way when exit() started may end; none may start.
+  uint64_t last_tick_ms = trace.ticks.back().unix_ms;
+  EXPECT_LE(last_tick_ms, exit_started_ms + 100) << "ticked " << last_tick_ms - exit_started_ms
+                                                 << " ms into a 1500 ms shutdown";
+  EXPECT_EQ(RemoveSegmentsNamed(name), 0) << "the segment outlived its server";
+}
+
 }  // namespace
 }  // namespace limpwatch::testing

@@ -37,9 +37,11 @@ struct ErrorFeatureTable {
   }
 };
 
+// Never destroyed: a server's analyzer thread may still be in a tick while
+// exit() destroys static objects.
 const ErrorFeatureTable& Table() {
-  static const ErrorFeatureTable table;
-  return table;
+  static const ErrorFeatureTable* table = new ErrorFeatureTable();
+  return *table;
 }
 
 }  // namespace

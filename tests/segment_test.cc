@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <fstream>
 #include <vector>
 
 #include "limpwatch/shm/name_hash.h"
@@ -200,6 +201,41 @@ TEST(LivenessTest, SegmentOfADeadOwnerIsStale) {
   }
   EXPECT_TRUE(listed_stale);
   writer->Remove();
+}
+
+// A server killed a moment ago, not yet reaped by its parent, still answers
+// kill(pid, 0); `stop` and `clean` must see its segment as stale anyway.
+TEST(LivenessTest, SegmentOfAZombieOwnerIsStale) {
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  std::string stat_path = "/proc/" + std::to_string(child) + "/stat";
+  std::optional<char> state;
+  for (int attempt = 0; attempt < 2000 && state != 'Z'; ++attempt) {
+    std::ifstream stat(stat_path);
+    std::string line;
+    std::getline(stat, line);
+    state = ProcStatState(line);
+    if (state != 'Z') usleep(1000);
+  }
+  ASSERT_EQ(state, 'Z') << "the child never became a zombie";
+  ASSERT_EQ(kill(child, 0), 0) << "a zombie answers kill(pid, 0)";
+  OwnerInfo owner = SelfOwner();
+  owner.pid = child;
+  std::string object = SegmentObjectName("segtest-zombie-" + std::to_string(getpid()), child);
+  std::string error;
+  auto writer = SegmentWriter::Create(object, Geometry{}, owner, &error);
+  ASSERT_TRUE(writer) << error;
+  EXPECT_NE(writer->view().header()->owner_start_time, 0u);
+  EXPECT_EQ(SegmentLiveness(*writer->view().header()), Liveness::kStale);
+  writer->Remove();
+  waitpid(child, nullptr, 0);
+}
+
+TEST(LivenessTest, StateLetterIsReadAfterTheCommandName) {
+  EXPECT_EQ(ProcStatState("42 (a) b) S 1 42"), 'S');
+  EXPECT_EQ(ProcStatState("42 (srv) Z 1 42"), 'Z');
+  EXPECT_EQ(ProcStatState("42 (srv)"), std::nullopt);
+  EXPECT_EQ(ProcStatState(""), std::nullopt);
 }
 
 TEST_F(WriterFixture, PidReuseIsNotMistakenForTheOwner) {

@@ -19,6 +19,24 @@ bool ProcessExists(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno ==
 
 }  // namespace
 
+std::optional<char> ProcStatState(std::string_view line) {
+  size_t close = line.rfind(')');
+  if (close == std::string_view::npos || close + 2 >= line.size() || line[close + 1] != ' ') return std::nullopt;
+  return line[close + 2];
+}
+
+// kill(pid, 0) also succeeds for a zombie: a server killed a moment ago that
+// its parent has not reaped yet. Its segment is orphaned all the same.
+bool OwnerAlive(pid_t pid, uint64_t expected_start_time) {
+  if (pid <= 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return ProcessExists(pid);  // no /proc to read: existence is all we know
+  std::optional<char> state = ProcStatState(line);
+  if (state == 'Z' || state == 'X') return false;
+  return expected_start_time == 0 || ProcStatField(line, 22) == expected_start_time;
+}
+
 std::optional<uint64_t> ProcStatField(std::string_view line, int field) {
   size_t close = line.rfind(')');
   if (close == std::string_view::npos || field < 3) return std::nullopt;
@@ -48,7 +66,7 @@ Liveness SegmentLiveness(const SegmentHeader& header) {
   uint32_t state = header.owner_state.load(std::memory_order_acquire);
   if (state == static_cast<uint32_t>(OwnerState::kExited)) return Liveness::kExited;
   pid_t pid = static_cast<pid_t>(header.owner_pid);
-  bool alive = ProcessExists(pid) && (header.owner_start_time == 0 || ProcessStartTime(pid) == header.owner_start_time);
+  bool alive = OwnerAlive(pid, header.owner_start_time);
   if (state == static_cast<uint32_t>(OwnerState::kCreating)) return alive ? Liveness::kCreating : Liveness::kStale;
   return alive ? Liveness::kLive : Liveness::kStale;
 }
@@ -78,7 +96,7 @@ std::vector<SegmentListing> ListSegments() {
     if (!reader) {
       listing.error = error;
       // A segment that cannot be validated is stale when nobody owns its pid.
-      listing.liveness = ProcessExists(parts->pid) ? Liveness::kCreating : Liveness::kStale;
+      listing.liveness = OwnerAlive(parts->pid, 0) ? Liveness::kCreating : Liveness::kStale;
     } else {
       listing.size = reader->size();
       listing.liveness = SegmentLiveness(reader->header());

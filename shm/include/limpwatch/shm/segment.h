@@ -100,6 +100,13 @@ uint64_t ProcessStartTime(pid_t pid);
 // its last ')'.
 std::optional<uint64_t> ProcStatField(std::string_view line, int field);
 
+// The state letter (field 3) of a /proc/<pid>/stat line, or nullopt.
+std::optional<char> ProcStatState(std::string_view line);
+
+// Whether process `pid` runs, not as a zombie, and (unless 0) started at
+// `expected_start_time` (a pid reused by another process is not its owner).
+bool OwnerAlive(pid_t pid, uint64_t expected_start_time);
+
 enum class Liveness {
   kLive,      // the owner runs
   kExited,    // the owner exited normally and kept the segment

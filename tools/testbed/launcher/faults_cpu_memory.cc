@@ -52,26 +52,6 @@ cpu_set_t CpuSetOf(const std::string& list) {
   return set;
 }
 
-// utime + stime of a process, in clock ticks.
-uint64_t CpuTicks(pid_t pid) {
-  std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  std::getline(file, text);
-  size_t close_paren = text.rfind(')');
-  if (close_paren == std::string::npos) return 0;
-  std::istringstream rest(text.substr(close_paren + 2));
-  std::string field;
-  uint64_t utime = 0, stime = 0;
-  for (int index = 3; rest >> field; ++index) {
-    if (index == 14) utime = std::stoull(field);
-    if (index == 15) {
-      stime = std::stoull(field);
-      break;
-    }
-  }
-  return utime + stime;
-}
-
 uint64_t ResidentMib(pid_t pid) {
   std::ifstream file("/proc/" + std::to_string(pid) + "/status");
   std::string name;
@@ -229,7 +209,7 @@ class CpuHogFault : public Fault {
     uint64_t helpers = record.GetUint("helpers");
     std::vector<uint64_t> before;
     for (uint64_t i = 0; i < helpers; ++i) {
-      before.push_back(CpuTicks(static_cast<pid_t>(record.GetUint("spinner" + std::to_string(i) + "_pid"))));
+      before.push_back(ProcessCpuNs(static_cast<pid_t>(record.GetUint("spinner" + std::to_string(i) + "_pid"))));
     }
     SleepMs(1000);
     double busy_seconds = 0;
@@ -240,7 +220,7 @@ class CpuHogFault : public Fault {
         return false;
       }
       busy_seconds +=
-          double(CpuTicks(static_cast<pid_t>(record.GetUint(key + "_pid"))) - before[i]) / double(sysconf(_SC_CLK_TCK));
+          double(ProcessCpuNs(static_cast<pid_t>(record.GetUint(key + "_pid"))) - before[i]) / 1e9;
     }
     evidence->Add("cpu", record.GetUint("cpu"))
         .Add("server_threads_pinned", static_cast<uint64_t>(ThreadsOf(target.pid).size()))

@@ -11,25 +11,19 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+
+#include "limpwatch/shm/segment.h"
 
 extern char** environ;
 
 namespace limpwatch::testbed::launcher {
 namespace {
 
-// The fields of /proc/<pid>/stat after the command name (which may hold spaces).
-std::vector<std::string> StatFields(pid_t pid) {
+std::string ProcStatLine(pid_t pid) {
   std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  if (!std::getline(file, text)) return {};
-  size_t close_paren = text.rfind(')');
-  if (close_paren == std::string::npos) return {};
-  std::istringstream rest(text.substr(close_paren + 1));
-  std::vector<std::string> fields;
-  std::string field;
-  while (rest >> field) fields.push_back(field);
-  return fields;  // fields[0] is the state (field 3), fields[19] the start time (field 22)
+  std::string line;
+  std::getline(file, line);
+  return line;
 }
 
 bool NameMatches(const std::string& entry, const std::string& pattern) {
@@ -107,30 +101,17 @@ pid_t SpawnProcess(const SpawnOptions& options, std::string* error) {
   return pid;
 }
 
-uint64_t ProcessStartTime(pid_t pid) {
-  std::vector<std::string> fields = StatFields(pid);
-  return fields.size() > 19 ? std::strtoull(fields[19].c_str(), nullptr, 10) : 0;
-}
+uint64_t ProcessStartTime(pid_t pid) { return shm::ProcessStartTime(pid); }
 
-char ProcessState(pid_t pid) {
-  std::vector<std::string> fields = StatFields(pid);
-  return fields.empty() || fields[0].empty() ? 0 : fields[0][0];
-}
+char ProcessState(pid_t pid) { return shm::ProcStatState(ProcStatLine(pid)).value_or(0); }
 
 uint64_t ProcessCpuNs(pid_t pid) {
-  std::vector<std::string> fields = StatFields(pid);  // fields[0] is /proc/<pid>/stat's third field
-  if (fields.size() <= 12) return 0;
-  uint64_t ticks = std::strtoull(fields[11].c_str(), nullptr, 10) + std::strtoull(fields[12].c_str(), nullptr, 10);
+  std::string line = ProcStatLine(pid);
+  uint64_t ticks = shm::ProcStatField(line, 14).value_or(0) + shm::ProcStatField(line, 15).value_or(0);
   return ticks * (1000000000ull / uint64_t(sysconf(_SC_CLK_TCK)));
 }
 
-bool IsSameProcessAlive(pid_t pid, uint64_t start_time) {
-  if (pid <= 0) return false;
-  std::vector<std::string> fields = StatFields(pid);
-  if (fields.size() <= 19) return false;
-  if (std::strtoull(fields[19].c_str(), nullptr, 10) != start_time) return false;
-  return fields[0] != "Z" && fields[0] != "X";
-}
+bool IsSameProcessAlive(pid_t pid, uint64_t start_time) { return start_time != 0 && shm::OwnerAlive(pid, start_time); }
 
 void ReapIfChild(pid_t pid) {
   if (pid > 0) waitpid(pid, nullptr, WNOHANG);

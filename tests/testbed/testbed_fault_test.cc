@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 
+#include "limpwatch/shm/segment.h"
 #include "testbed/testbed_cluster.h"
 
 namespace limpwatch::testing {
@@ -30,23 +31,26 @@ bool IsDirectory(const std::string& path) {
   return stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode);
 }
 
-// The blkio (v1) path of `pid`, from /proc/<pid>/cgroup.
-std::string BlkioCgroupOf(pid_t pid) {
+// The v1 path of `pid` in the hierarchy holding `controller`, from
+// /proc/<pid>/cgroup (the v2 path when no v1 hierarchy holds it).
+std::string CgroupOf(pid_t pid, const std::string& controller) {
   std::ifstream file("/proc/" + std::to_string(pid) + "/cgroup");
-  std::string line;
+  std::string line, unified;
   while (std::getline(file, line)) {
     std::smatch match;
-    if (std::regex_match(line, match, std::regex("[0-9]+:([^:]*\\bblkio\\b[^:]*):(.*)"))) return match[2];
+    if (std::regex_match(line, match, std::regex("[0-9]+:([^:]*\\b" + controller + "\\b[^:]*):(.*)"))) return match[2];
+    if (line.rfind("0::", 0) == 0) unified = line.substr(3);
   }
-  return {};
+  return unified;
 }
+
+std::string BlkioCgroupOf(pid_t pid) { return CgroupOf(pid, "blkio"); }
 
 char ProcessStateOf(pid_t pid) {
   std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  std::getline(file, text);
-  size_t close_paren = text.rfind(')');
-  return close_paren == std::string::npos || close_paren + 2 >= text.size() ? 0 : text[close_paren + 2];
+  std::string line;
+  std::getline(file, line);
+  return shm::ProcStatState(line).value_or(0);
 }
 
 std::string NftListTable(const std::string& family, const std::string& table) {
@@ -259,6 +263,54 @@ TEST(TestbedFaultTest, CpuQuotaThrottlesThatServerAndItsSegmentSaysSo) {
   CommandOutput cleared = cluster.Launcher({"clear", "cpu-quota"});
   EXPECT_EQ(cleared.exit_status, 0) << cleared.output;
   EXPECT_FALSE(IsDirectory(group)) << "the cgroup outlived clear";
+}
+
+std::vector<pid_t> ProcessesIn(const std::string& group) {
+  std::ifstream file(group + "/cgroup.procs");
+  std::vector<pid_t> pids;
+  for (pid_t pid = 0; file >> pid;) pids.push_back(pid);
+  return pids;
+}
+
+// The spinners share the server's own cpu group, a node's share of the
+// machine: under load that server waits longer for a CPU than a healthy
+// one, and clear stops the spinners and puts the server back.
+TEST(TestbedFaultTest, CpuHogSharesTheServersCpuGroupWithSpinners) {
+  if (geteuid() != 0) GTEST_SKIP() << "a cpu cgroup needs root";
+  if (!IsDirectory("/sys/fs/cgroup/cpu") && access("/sys/fs/cgroup/cgroup.controllers", R_OK) != 0) {
+    GTEST_SKIP() << "no cpu cgroup controller";
+  }
+  TestbedCluster cluster(3, {"--stripe-kib", "64"});
+  ASSERT_TRUE(cluster.started()) << cluster.start_output();
+  const int slow = 1, healthy = 0;
+  std::string original = CgroupOf(cluster.pid(slow), "cpu");
+  CommandOutput injected = cluster.Launcher({"inject", "cpu-hog", "--server", std::to_string(slow), "--spinners", "3"});
+  ASSERT_EQ(injected.exit_status, 0) << injected.output;
+  std::string line = injected.EventLine("injected");
+  std::smatch found;
+  ASSERT_TRUE(std::regex_search(line, found, std::regex("\"cgroup\":\"([^\"]+)\""))) << line;
+  std::string group = found[1];
+  std::vector<pid_t> members = ProcessesIn(group);
+  ASSERT_EQ(members.size(), 4u) << "the server and 3 spinners";
+  EXPECT_NE(std::find(members.begin(), members.end(), cluster.pid(slow)), members.end());
+  EXPECT_EQ(std::find(members.begin(), members.end(), cluster.pid(healthy)), members.end());
+
+  shm::Snapshot slow_before = cluster.Snapshot(slow), healthy_before = cluster.Snapshot(healthy);
+  CommandOutput load = cluster.Client({"ddw", "--size-mib", "48"});
+  EXPECT_EQ(load.exit_status, 0) << load.output;
+  usleep(1500 * 1000);  // one more node-metrics sample
+  shm::Snapshot slow_after = cluster.Snapshot(slow), healthy_after = cluster.Snapshot(healthy);
+  uint64_t slow_wait = slow_after.node_metrics.run_delay_ns - slow_before.node_metrics.run_delay_ns;
+  uint64_t healthy_wait = healthy_after.node_metrics.run_delay_ns - healthy_before.node_metrics.run_delay_ns;
+  EXPECT_GT(slow_wait, healthy_wait) << "the server beside the spinners waited no longer for a CPU";
+
+  CommandOutput cleared = cluster.Launcher({"clear", "cpu-hog"});
+  EXPECT_EQ(cleared.exit_status, 0) << cleared.output;
+  EXPECT_FALSE(IsDirectory(group)) << "the cgroup outlived clear";
+  EXPECT_EQ(CgroupOf(cluster.pid(slow), "cpu"), original) << "the server did not go back to its cgroup";
+  for (pid_t member : members) {
+    if (member != cluster.pid(slow)) EXPECT_FALSE(shm::OwnerAlive(member, 0)) << "spinner " << member << " outlived clear";
+  }
 }
 
 TEST(TestbedFaultTest, PacketLossRuleIsSetAndCleared) {

@@ -12,8 +12,8 @@ namespace limpwatch::testbed::hog {
 int RunCpuSpinner(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (sched_setaffinity(0, sizeof set, &set) != 0) {
+  if (cpu >= 0) CPU_SET(cpu, &set);
+  if (cpu >= 0 && sched_setaffinity(0, sizeof set, &set) != 0) {
     EmitJsonLine(JsonLine().Add("event", "error").Add("error", std::string("sched_setaffinity: ") + strerror(errno)));
     return 1;
   }

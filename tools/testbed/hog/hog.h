@@ -13,7 +13,7 @@ extern std::atomic<bool> stop_requested;
 
 // Reads `device` with O_DIRECT in blocks of block_bytes at random aligned offsets.
 int RunDiskReader(const std::string& device, uint64_t block_bytes);
-// Spins on `cpu` (pinned there).
+// Spins, pinned to `cpu` unless it is negative.
 int RunCpuSpinner(int cpu);
 // Grows to `mib` MiB of touched anonymous memory at rate_mibps, then holds it.
 int RunMemoryGrower(uint64_t mib, uint64_t rate_mibps);

@@ -1,5 +1,5 @@
 // limpwatch-testbed-hog disk --device DEV [--block-kib 4096]
-// limpwatch-testbed-hog cpu --cpu K
+// limpwatch-testbed-hog cpu [--cpu K]
 // limpwatch-testbed-hog memory --mib N [--rate-mibps 512]
 // limpwatch-testbed-hog fill --ballast FILE [--poll-ms 5]
 #include <cstdio>
@@ -18,7 +18,7 @@ namespace {
 int Usage(const std::string& error) {
   std::fprintf(stderr,
                "limpwatch-testbed-hog: %s\n"
-               "usage: limpwatch-testbed-hog disk --device DEV [--block-kib 4096] | cpu --cpu K |"
+               "usage: limpwatch-testbed-hog disk --device DEV [--block-kib 4096] | cpu [--cpu K] |"
                " memory --mib N [--rate-mibps 512] | fill --ballast FILE [--poll-ms 5]\n",
                error.c_str());
   return 2;
@@ -40,6 +40,7 @@ int Main(int argc, char** argv) {
     return RunDiskReader(device, block_kib << 10);
   }
   if (kind == "cpu") {
+    if (flags.GetString("cpu", "").empty()) return RunCpuSpinner(-1);
     if (!flags.GetUint("cpu", 0, 0, 4095, &cpu, &error)) return Usage(error);
     return RunCpuSpinner(static_cast<int>(cpu));
   }

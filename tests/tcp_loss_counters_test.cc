@@ -114,6 +114,24 @@ TEST(TcpLossCountersTest, RoundTripIsTheMedianOfTheConnectionsThatMovedBytes) {
   EXPECT_EQ(counters.round_trip_us(), 0u) << "idle again";
 }
 
+// Retransmissions the receiver reported as duplicates were not losses; one
+// counted before its D-SACK arrived stays counted, once.
+TEST(TcpLossCountersTest, RetransmissionsReportedAsDuplicatesAreNotLosses) {
+  TcpSocketCounts counts;
+  counts.retransmitted = 10;
+  counts.duplicates_reported = 10;
+  EXPECT_EQ(NewlyLostRetransmissions(counts, 0), 0u) << "every one was spurious";
+  counts.duplicates_reported = 7;
+  EXPECT_EQ(NewlyLostRetransmissions(counts, 0), 3u);
+  EXPECT_EQ(NewlyLostRetransmissions(counts, 3), 0u) << "already counted";
+  counts.duplicates_reported = 9;  // a late D-SACK for one of the three
+  EXPECT_EQ(NewlyLostRetransmissions(counts, 3), 0u);
+  counts.retransmitted = 15;  // five more, none reported yet
+  EXPECT_EQ(NewlyLostRetransmissions(counts, 3), 3u);
+  counts.duplicates_reported = 20;  // more duplicates than retransmissions (a duplicated original)
+  EXPECT_EQ(NewlyLostRetransmissions(counts, 0), 0u);
+}
+
 TEST(TcpLossCountersTest, AnUnreadableDescriptorDirectoryIsReported) {
   TcpLossCounters counters("/nonexistent-proc");
   EXPECT_FALSE(counters.Update());

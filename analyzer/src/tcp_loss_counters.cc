@@ -33,6 +33,10 @@ bool ReadTcpSocketCounts(int fd, TcpSocketCounts* counts) {
   if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return false;
   if (length < offsetof(tcp_info, tcpi_total_retrans) + sizeof info.tcpi_total_retrans) return false;
   counts->retransmitted = info.tcpi_total_retrans;
+  counts->duplicates_reported = 0;
+  if (length >= offsetof(tcp_info, tcpi_dsack_dups) + sizeof info.tcpi_dsack_dups) {
+    counts->duplicates_reported = info.tcpi_dsack_dups;
+  }
   counts->timeout_us = info.tcpi_rto;
   counts->out_of_order = 0;
   if (length >= offsetof(tcp_info, tcpi_rcv_ooopack) + sizeof info.tcpi_rcv_ooopack) {
@@ -46,12 +50,18 @@ bool ReadTcpSocketCounts(int fd, TcpSocketCounts* counts) {
   return true;
 }
 
+uint64_t NewlyLostRetransmissions(const TcpSocketCounts& counts, uint64_t already_counted) {
+  uint64_t unduplicated =
+      counts.retransmitted > counts.duplicates_reported ? counts.retransmitted - counts.duplicates_reported : 0;
+  return unduplicated > already_counted ? unduplicated - already_counted : 0;
+}
+
 bool TcpLossCounters::Update() {
   std::string directory = proc_root_ + "/self/fd";
   DIR* descriptors = opendir(directory.c_str());
   if (descriptors == nullptr) return false;
   int own = dirfd(descriptors);
-  std::unordered_map<uint64_t, TcpSocketCounts> now;
+  std::unordered_map<uint64_t, Connection> now;
   std::vector<uint64_t> active_round_trips;
   while (dirent* entry = readdir(descriptors)) {
     if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
@@ -68,13 +78,16 @@ bool TcpLossCounters::Update() {
     uint64_t inode = SocketInode(fd);
     if (inode == 0) continue;
     auto previous = last_.find(inode);
-    TcpSocketCounts before = previous == last_.end() ? TcpSocketCounts{} : previous->second;
-    uint64_t retransmitted = Added(before.retransmitted, counts.retransmitted);
-    totals_.retransmitted += retransmitted;
-    retransmit_timeout_us_ += retransmitted * counts.timeout_us;
+    Connection connection = previous == last_.end() ? Connection{} : previous->second;
+    const TcpSocketCounts before = connection.counts;
+    uint64_t lost = NewlyLostRetransmissions(counts, connection.lost_counted);
+    connection.lost_counted += lost;
+    totals_.retransmitted += lost;
+    retransmit_timeout_us_ += lost * counts.timeout_us;
     totals_.out_of_order += Added(before.out_of_order, counts.out_of_order);
     if (counts.bytes_moved != before.bytes_moved) active_round_trips.push_back(counts.round_trip_us);
-    now[inode] = counts;
+    connection.counts = counts;
+    now[inode] = connection;
   }
   closedir(descriptors);
   last_ = std::move(now);

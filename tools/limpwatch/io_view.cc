@@ -177,7 +177,7 @@ std::string RenderNodeMetricsText(const shm::NodeMetricsValues& node) {
   fields.AddRow({"process CPU s", FormatFixed(double(node.process_cpu_ns) / 1e9, 3)});
   fields.AddRow({"waited for a CPU s", FormatFixed(double(node.run_delay_ns) / 1e9, 3)});
   fields.AddRow({"CPU-quota throttled s", FormatFixed(double(node.cpu_throttled_ns) / 1e9, 3)});
-  fields.AddRow({"TCP segments retransmitted", std::to_string(node.tcp_retransmitted)});
+  fields.AddRow({"TCP segments retransmitted, less duplicates", std::to_string(node.tcp_retransmitted)});
   fields.AddRow({"TCP segments out of order", std::to_string(node.tcp_out_of_order)});
   fields.AddRow({"TCP retransmissions x timeout s", FormatFixed(double(node.tcp_retransmit_timeout_us) / 1e6, 3)});
   fields.AddRow({"TCP round trip ms (active connections)", FormatFixed(double(node.tcp_round_trip_us) / 1e3, 3)});

@@ -274,7 +274,8 @@ struct RetiredTotalsHeader {
 // cpu_throttled_ns the time a CPU quota held this process's cgroup back
 // (cpu.stat), counted from the first sample and across moves between cgroups,
 // tcp_retransmitted and tcp_out_of_order the segments this process's TCP
-// connections retransmitted and received out of order (TCP_INFO), counted
+// connections retransmitted (less those the receiver reported as
+// duplicates) and received out of order (TCP_INFO), counted
 // from the first sample, tcp_retransmit_timeout_us each retransmission
 // weighted by its connection's retransmission timeout at the time,
 // tcp_round_trip_us the median smoothed round-trip time of the connections

@@ -309,8 +309,83 @@ TEST(TestbedFaultTest, CpuHogSharesTheServersCpuGroupWithSpinners) {
   EXPECT_FALSE(IsDirectory(group)) << "the cgroup outlived clear";
   EXPECT_EQ(CgroupOf(cluster.pid(slow), "cpu"), original) << "the server did not go back to its cgroup";
   for (pid_t member : members) {
-    if (member != cluster.pid(slow)) EXPECT_FALSE(shm::OwnerAlive(member, 0)) << "spinner " << member << " outlived clear";
+    if (member == cluster.pid(slow)) continue;
+    EXPECT_FALSE(shm::OwnerAlive(member, 0)) << "spinner " << member << " outlived clear";
   }
+}
+
+bool HaveMemoryGroupsAndSwap() {
+  return geteuid() == 0 &&
+         (IsDirectory("/sys/fs/cgroup/memory") || access("/sys/fs/cgroup/cgroup.controllers", R_OK) == 0) &&
+         (access("/usr/sbin/mkswap", X_OK) == 0 || access("/sbin/mkswap", X_OK) == 0);
+}
+
+int64_t SwapUsedKib(const std::string& path) {
+  std::ifstream swaps("/proc/swaps");
+  std::string name, type, line;
+  int64_t size = 0, used = 0;
+  std::getline(swaps, line);
+  while (swaps >> name >> type >> size >> used && std::getline(swaps, line)) {
+    if (name == path) return used;
+  }
+  return -1;
+}
+
+// With --memory-groups each server is charged to a memory cgroup of its own
+// from its start (its node's RAM). memory-hog limits that group, turns a
+// swap file on and grows a process inside it: the server's pages go to swap
+// and it faults them back in, where a healthy server does not. Clear lifts
+// the limit and removes the swap; stop removes the groups.
+TEST(TestbedFaultTest, MemoryHogSwapsOutTheServersPagesInItsOwnMemoryGroup) {
+  if (!HaveMemoryGroupsAndSwap()) GTEST_SKIP() << "needs root, a memory cgroup controller and mkswap";
+  std::vector<std::string> groups;
+  {
+    TestbedCluster cluster(3, {"--stripe-kib", "64", "--memory-groups"});
+    ASSERT_TRUE(cluster.started()) << cluster.start_output();
+    const int slow = 1, healthy = 0;
+    for (int server = 0; server < cluster.servers(); ++server) {
+      groups.push_back(CgroupOf(cluster.pid(server), "memory"));
+      EXPECT_NE(groups.back().find(cluster.alias(server) + "-" + std::to_string(cluster.port(server))),
+                std::string::npos)
+          << groups.back();
+    }
+    CommandOutput injected = cluster.Launcher(
+        {"inject", "memory-hog", "--server", std::to_string(slow), "--mib", "256", "--headroom-mib", "8"});
+    ASSERT_EQ(injected.exit_status, 0) << injected.output;
+    std::string line = injected.EventLine("injected");
+    std::smatch found;
+    ASSERT_TRUE(std::regex_search(line, found, std::regex("\"swapped_mib\":([0-9]+)"))) << line;
+    EXPECT_GE(std::stoi(found[1]), 16);
+    std::string swap_file = cluster.dir() + "/fault-1-swap";
+    EXPECT_GT(SwapUsedKib(swap_file), 0) << "the fault's swap file is not in use";
+
+    shm::Snapshot slow_before = cluster.Snapshot(slow), healthy_before = cluster.Snapshot(healthy);
+    CommandOutput load = cluster.Client({"ddw", "--size-mib", "32"});
+    EXPECT_EQ(load.exit_status, 0) << load.output;
+    usleep(1500 * 1000);  // one more node-metrics sample
+    shm::Snapshot slow_after = cluster.Snapshot(slow), healthy_after = cluster.Snapshot(healthy);
+    uint64_t slow_faults = slow_after.node_metrics.major_faults - slow_before.node_metrics.major_faults;
+    uint64_t healthy_faults = healthy_after.node_metrics.major_faults - healthy_before.node_metrics.major_faults;
+    EXPECT_GT(slow_faults, healthy_faults + 10) << "the server short of memory read no more pages back";
+
+    CommandOutput cleared = cluster.Launcher({"clear", "memory-hog"});
+    EXPECT_EQ(cleared.exit_status, 0) << cleared.output;
+    EXPECT_EQ(SwapUsedKib(swap_file), -1) << "the swap file is still on";
+    EXPECT_NE(access(swap_file.c_str(), F_OK), 0) << "the swap file outlived clear";
+  }
+  for (const std::string& group : groups) {
+    EXPECT_FALSE(IsDirectory("/sys/fs/cgroup/memory" + group)) << group << " outlived stop";
+  }
+}
+
+TEST(TestbedFaultTest, MemoryHogWithoutMemoryGroupsIsRefusedWithTheReason) {
+  if (!HaveMemoryGroupsAndSwap()) GTEST_SKIP() << "needs root, a memory cgroup controller and mkswap";
+  TestbedCluster cluster(2, {"--stripe-kib", "64"});
+  ASSERT_TRUE(cluster.started()) << cluster.start_output();
+  CommandOutput injected = cluster.Launcher({"inject", "memory-hog", "--server", "1"});
+  EXPECT_NE(injected.exit_status, 0);
+  EXPECT_NE(injected.output.find("--memory-groups"), std::string::npos) << injected.output;
+  EXPECT_EQ(injected.output.find("\"injected\""), std::string::npos) << injected.output;
 }
 
 TEST(TestbedFaultTest, PacketLossRuleIsSetAndCleared) {

@@ -17,12 +17,17 @@
 // which the loss metric mistakes for a lossy link (a full matrix with
 // images: 6 false positives in 63, all `loss` on ddr / iozoner, against 1).
 //
+// When memory-hog is among the faults, every cluster (training included)
+// runs each server in a memory cgroup of its own from its start (the
+// launcher's `start --memory-groups`), which that fault needs.
+//
 // --check exits 1 unless every fault-free experiment raised no alarm and
 // every faulty one indicted its faulty server and no other (for CI).
 #include <dirent.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -168,6 +173,9 @@ bool Evaluation::StartCluster(const std::string& directory, const std::string& e
   if (options_.disk_image_mib > 0) {
     argv.push_back("--disk-images");
     argv.push_back(std::to_string(options_.disk_image_mib));
+  }
+  if (std::find(options_.faults.begin(), options_.faults.end(), "memory-hog") != options_.faults.end()) {
+    argv.push_back("--memory-groups");
   }
   CommandOutput started = RunCommand(argv, ClusterEnvironment(directory));
   if (started.status != 0) {

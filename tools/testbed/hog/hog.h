@@ -15,7 +15,8 @@ extern std::atomic<bool> stop_requested;
 int RunDiskReader(const std::string& device, uint64_t block_bytes);
 // Spins, pinned to `cpu` unless it is negative.
 int RunCpuSpinner(int cpu);
-// Grows to `mib` MiB of touched anonymous memory at rate_mibps, then holds it.
+// Grows to `mib` MiB of touched anonymous memory at rate_mibps, then keeps
+// touching it, page after page, at the same rate.
 int RunMemoryGrower(uint64_t mib, uint64_t rate_mibps);
 // Keeps the file system holding `ballast` full, growing it every poll_ms.
 int RunSpaceFiller(const std::string& ballast, uint64_t poll_ms);

@@ -1,5 +1,8 @@
 // memory-hog: anonymous memory touched page by page up to the target size,
-// then held (resident) until told to stop.
+// then touched again and again, page after page at the same rate, until told
+// to stop: a process using its memory, whose pages reclaim finds recently
+// used, so that on a node short of memory it is the other processes' pages
+// that go.
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,17 +35,18 @@ int RunMemoryGrower(uint64_t mib, uint64_t rate_mibps) {
   clock_gettime(CLOCK_MONOTONIC, &start);
   const uint64_t start_ns = uint64_t(start.tv_sec) * 1000000000ull + uint64_t(start.tv_nsec);
   uint64_t touched_mib = 0;
-  for (uint64_t offset = 0; offset < bytes && !stop_requested.load(); offset += step) {
-    for (uint64_t at = offset; at < offset + step && at < bytes; at += page) pages[at] = 1;
+  for (uint64_t offset = 0; !stop_requested.load(); offset += step) {
+    if (offset >= bytes) {
+      if (touched_mib == bytes >> 20) {
+        EmitJsonLine(JsonLine().Add("event", "memory-hog").Add("resident_target_mib", mib));
+      }
+      offset = 0;
+    }
+    for (uint64_t at = offset; at < offset + step && at < bytes; at += page) pages[at] = char(pages[at] + 1);
     uint64_t due_ns = start_ns + ++touched_mib * 1000000000ull / rate_mibps;
     timespec due{static_cast<time_t>(due_ns / 1000000000ull), static_cast<long>(due_ns % 1000000000ull)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, nullptr) == EINTR && !stop_requested.load()) {
     }
-  }
-  EmitJsonLine(JsonLine().Add("event", "memory-hog").Add("resident_target_mib", mib));
-  while (!stop_requested.load()) {
-    timespec tick{0, 100000000};
-    nanosleep(&tick, nullptr);
   }
   munmap(memory, bytes);
   return 0;

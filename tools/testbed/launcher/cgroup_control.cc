@@ -117,14 +117,9 @@ std::string CurrentCgroup(const CgroupController& controller, pid_t pid) {
   return CgroupFromFile(controller, "/proc/" + std::to_string(pid) + "/cgroup");
 }
 
-bool PlaceProcess(const CgroupController& controller, const std::string& name, pid_t pid, std::string* group_path,
-                  std::string* original, std::string* error) {
+bool CreateGroup(const CgroupController& controller, const std::string& name, std::string* group_path,
+                 std::string* error) {
   *group_path = controller.root + "/" + name;
-  *original = CurrentCgroup(controller, pid);
-  if (original->empty()) {
-    *error = "cannot read the cgroup of pid " + std::to_string(pid);
-    return false;
-  }
   if (controller.version == CgroupVersion::kV2) {
     // The controller must be enabled for the root's children.
     std::string enabled = ReadWholeFile(controller.root + "/cgroup.subtree_control");
@@ -137,7 +132,18 @@ bool PlaceProcess(const CgroupController& controller, const std::string& name, p
     *error = "mkdir " + *group_path + ": " + strerror(errno);
     return false;
   }
-  return WriteFile(*group_path + "/cgroup.procs", std::to_string(pid), error);
+  return true;
+}
+
+bool PlaceProcess(const CgroupController& controller, const std::string& name, pid_t pid, std::string* group_path,
+                  std::string* original, std::string* error) {
+  *original = CurrentCgroup(controller, pid);
+  if (original->empty()) {
+    *error = "cannot read the cgroup of pid " + std::to_string(pid);
+    return false;
+  }
+  return CreateGroup(controller, name, group_path, error) &&
+         WriteFile(*group_path + "/cgroup.procs", std::to_string(pid), error);
 }
 
 bool AllThreadsIn(const CgroupController& controller, pid_t pid, const std::string& relative_group) {
@@ -207,7 +213,8 @@ std::vector<std::pair<std::string, std::string>> FindTestbedGroups() {
   std::vector<std::pair<std::string, std::string>> groups;
   for (const Mount& mount : ReadMounts()) {
     bool wanted = mount.type == "cgroup2" || (mount.type == "cgroup" && (ListContains(mount.options, ',', "blkio") ||
-                                                                         ListContains(mount.options, ',', "cpu")));
+                                                                         ListContains(mount.options, ',', "cpu") ||
+                                                                         ListContains(mount.options, ',', "memory")));
     if (!wanted) continue;
     DIR* directory = opendir(mount.point.c_str());
     if (directory == nullptr) continue;

@@ -3,6 +3,8 @@
 // cgroup v1 (what these machines mount): one hierarchy per controller,
 //   /sys/fs/cgroup/blkio/limpwatch-testbed-<alias>/  blkio.throttle.*_device
 //   /sys/fs/cgroup/cpu/limpwatch-testbed-<alias>/    cpu.cfs_quota_us / cpu.cfs_period_us
+//   /sys/fs/cgroup/memory/limpwatch-testbed-<alias>-<port>-memory/  the server's
+//     memory from its start (start --memory-groups), for memory-hog
 // cgroup v2 (if that is what is mounted, with the controller available):
 //   <unified>/limpwatch-testbed-<alias>/              io.max / cpu.max
 // (v2 has one hierarchy: a server under both a disk and a CPU fault shares
@@ -42,6 +44,11 @@ bool FindController(const std::string& v1_name, const std::string& v2_name, Cgro
 // is in for that controller, from /proc/<pid>/cgroup.
 std::string CurrentCgroup(const CgroupController& controller, pid_t pid);
 
+// Creates root/<name> (reusing it if it exists). For v2 the controller is
+// enabled in the root's subtree_control first.
+bool CreateGroup(const CgroupController& controller, const std::string& name, std::string* group_path,
+                 std::string* error);
+
 // Creates root/<name> (reusing it if it exists) and moves every thread of
 // `pid` into it; *original gets the cgroup they came from. For v2 the
 // controller is enabled in the root's subtree_control first.
@@ -67,7 +74,7 @@ bool RemoveGroup(const std::string& root, const std::string& group_path, const s
 // second fault sharing it), in which case its clear must leave it in place.
 bool V2GroupStillLimited(const std::string& group_path);
 
-// Every limpwatch-testbed-* cgroup in the blkio / cpu v1 hierarchies and the v2 root.
+// Every limpwatch-testbed-* cgroup in the blkio / cpu / memory v1 hierarchies and the v2 root.
 std::vector<std::pair<std::string, std::string>> FindTestbedGroups();  // (root, group path)
 
 // "major:minor" of the whole disk holding `path` (a partition maps to its

@@ -12,6 +12,7 @@
 
 #include "common/ping_client.h"
 #include "common/socket_util.h"
+#include "launcher/cgroup_control.h"
 #include "launcher/disk_image.h"
 #include "launcher/process_control.h"
 #include "launcher/stop_flag.h"
@@ -103,7 +104,27 @@ std::string ServerEnvironmentSummary(const StateRecord& cluster) {
   return cluster.Get("peer_source") == "peers" ? "LIMPWATCH_PEERS" : "LIMPWATCH_PVFS_CONFIG";
 }
 
+// Named after the port as well: two clusters running at once (a test beside
+// an evaluation) both have a server1.
+bool CreateMemoryGroup(StateRecord* server, std::string* error) {
+  CgroupController controller;
+  std::string group;
+  std::string name = kCgroupPrefix + server->Get("alias") + "-" + server->Get("port") + "-memory";
+  if (!FindController("memory", "memory", &controller, error) || !CreateGroup(controller, name, &group, error)) {
+    *error = "--memory-groups: " + *error;
+    return false;
+  }
+  server->Set("memory_group", group);
+  server->Set("memory_root", controller.root);
+  return true;
+}
+
 }  // namespace
+
+bool MemoryGroupsAvailable(std::string* why) {
+  CgroupController controller;
+  return FindController("memory", "memory", &controller, why);
+}
 
 bool StartServer(TestbedState* state, StateRecord* server, std::string* error) {
   StateRecord* cluster = state->Cluster();
@@ -125,6 +146,7 @@ bool StartServer(TestbedState* state, StateRecord* server, std::string* error) {
   if (cluster->Get("keep") == "1") options.set_environment.push_back("LIMPWATCH_KEEP=1");
   options.stdout_path = cluster->Get("dir") + "/" + alias + ".out";
   options.stderr_path = cluster->Get("dir") + "/" + alias + ".log";
+  options.join_cgroup = server->Get("memory_group");
   pid_t pid = SpawnProcess(options, error);
   if (pid < 0) return false;
   uint64_t start = ProcessStartTime(pid);
@@ -220,6 +242,10 @@ bool StartCluster(const ClusterSettings& settings, TestbedState* state, JsonLine
       server->Set("image", image);
       server->Set("loop_device", loop_device);
     }
+    if (settings.memory_groups && !CreateMemoryGroup(server, error)) {
+      ok = false;
+      break;
+    }
     // Record the server before it starts, so that an interrupted start still stops it.
     std::string ignored;
     state->Save(&ignored);
@@ -283,6 +309,8 @@ bool StopServers(TestbedState* state, JsonLine* report, std::string* error) {
       *error = "unlink " + image + ": " + strerror(errno);
       ok = false;
     }
+    std::string memory_group = server->Get("memory_group");
+    if (!memory_group.empty() && !RemoveGroup(server->Get("memory_root"), memory_group, "/", error)) ok = false;
     if (stopped.size() > 1) stopped += ",";
     stopped += JsonLine()
                    .Add("alias", server->Get("alias"))

@@ -38,9 +38,14 @@ struct ClusterSettings {
   int small_fs_server = -1;       // this server's storage is a size-limited tmpfs
   uint64_t small_fs_mib = 0;
   uint64_t disk_image_mib = 0;    // > 0: every other server's storage is an ext4 image on a loop device of its own
+  bool memory_groups = false;     // each server in a memory cgroup of its own from its start (memory-hog)
   std::string peer_source = "config";  // config: LIMPWATCH_PVFS_CONFIG, peers: LIMPWATCH_PEERS
   std::string server_program;          // empty: the traced server beside the launcher
 };
+
+// Whether servers can be given memory cgroups of their own (root, and a
+// memory controller mounted); *why says why not.
+bool MemoryGroupsAvailable(std::string* why);
 
 // Starts every server and waits until each answers a PING. On failure (or a
 // stop request) stops what it started and returns false.

@@ -130,6 +130,7 @@ int CommandStart(CommandLine* flags) {
   settings.config.direct_io = !flags->Has("buffered");
   settings.config.sync_metadata = !flags->Has("no-sync-meta");
   settings.keep_segments = flags->Has("keep");
+  settings.memory_groups = flags->Has("memory-groups");
   settings.peer_source = flags->GetString("peer-source", "config");
   bool foreground = flags->Has("foreground");
   // Another build of the server (an uninstrumented one, for overhead runs).
@@ -153,6 +154,9 @@ int CommandStart(CommandLine* flags) {
   }
   if (std::string why; settings.disk_image_mib != 0 && !DiskImagesAvailable(&why)) {
     return Fail("start", "--disk-images: " + why);
+  }
+  if (std::string why; settings.memory_groups && !MemoryGroupsAvailable(&why)) {
+    return Fail("start", "--memory-groups: " + why);
   }
   if (settings.peer_source != "config" && settings.peer_source != "peers") {
     return Fail("start", "--peer-source is config or peers", 2);

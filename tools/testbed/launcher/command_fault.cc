@@ -114,6 +114,7 @@ bool TargetOf(TestbedState* state, uint32_t index, FaultTarget* target, std::str
   target->storage = server->Get("storage");
   // A disk image is mounted too, but only a small file system is for enospc to fill.
   if (!server->Get("small_fs_mib").empty()) target->mount = server->Get("mount");
+  target->memory_group = server->Get("memory_group");
   target->config_path = cluster->Get("config");
   target->tools_dir = cluster->Get("tools");
   target->server_count = static_cast<uint32_t>(cluster->GetUint("servers"));

@@ -40,6 +40,7 @@ struct FaultTarget {
   uint16_t port = 0;
   std::string storage;
   std::string mount;  // the storage's small-fs mount point, if any
+  std::string memory_group;  // the server's memory cgroup (start --memory-groups), if any
   std::string config_path;
   std::string tools_dir;  // where the test-bed programs are
   uint32_t server_count = 0;
@@ -69,11 +70,12 @@ std::unique_ptr<Fault> MakeFault(const std::string& name);
 std::vector<std::string> FaultNames();
 
 // Helpers the faults share.
-// Starts a helper process (detached, own session) and records it under
+// Starts a helper process (detached, own session; in cgroup directory
+// `join_cgroup` from its first instruction, if given) and records it under
 // `key` (key_pid, key_start) in the record.
 bool StartHelper(const std::string& program, const std::vector<std::string>& arguments,
                  const std::vector<std::string>& environment, const std::string& output_path, const std::string& key,
-                 StateRecord* record, std::string* error);
+                 StateRecord* record, std::string* error, const std::string& join_cgroup = "");
 // Stops the helper recorded under `key` (grace_ms for a clean exit).
 bool StopHelper(const StateRecord& record, const std::string& key, int grace_ms, std::string* error);
 bool HelperAlive(const StateRecord& record, const std::string& key);

@@ -8,8 +8,9 @@ namespace limpwatch::testbed::launcher {
 
 bool StartHelper(const std::string& program, const std::vector<std::string>& arguments,
                  const std::vector<std::string>& environment, const std::string& output_path, const std::string& key,
-                 StateRecord* record, std::string* error) {
+                 StateRecord* record, std::string* error, const std::string& join_cgroup) {
   SpawnOptions options;
+  options.join_cgroup = join_cgroup;
   options.program = program;
   options.arguments = arguments;
   options.set_environment = environment;

@@ -12,10 +12,15 @@
 //   first) took that CPU from every server of a 2-CPU machine alike: the
 //   pinned one waited for a CPU no longer than its peers. In a shared group
 //   it waits 4-5x longer (4 spinners, ddw) and its peers hardly notice.
-// memory-hog: a process grows its resident memory to --mib MiB (touching
-//   every page) and holds it. With this machine's 24 GB of RAM a few GiB
-//   barely disturb a server; the fault exists for completeness and its effect
-//   is measured, not assumed.
+// memory-hog: the server's node runs out of memory. The server runs in a
+//   memory cgroup of its own from its start (start --memory-groups: the
+//   node's RAM; a cgroup v1 group does not take over the pages of a process
+//   moved into it later), a swap file is turned on, the group is limited to
+//   what it holds now plus --headroom-mib, and a process in the same group
+//   grows to --mib MiB and keeps touching every page. Reclaim then takes the
+//   pages the server has not touched for a moment, and the server reads them
+//   back from swap (major page faults). A hog outside the server's group
+//   only took RAM this machine (24 GB) has plenty of: no server slowed.
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +32,8 @@
 #include "launcher/fault.h"
 #include "launcher/fault_registry.h"
 #include "launcher/process_control.h"
+#include "launcher/swap_file.h"
+#include "limpwatch/shm/segment.h"
 
 namespace limpwatch::testbed::launcher {
 namespace {
@@ -227,37 +234,70 @@ class MemoryHogFault : public Fault {
  public:
   const char* name() const override { return "memory-hog"; }
   const char* description() const override {
-    return "a process grows its resident memory to --mib MiB (every page touched) and holds it until cleared";
+    return "a process in the server's memory cgroup (start --memory-groups) grows to --mib MiB and keeps touching "
+           "it, the group limited to what it held plus --headroom-mib, a swap file on: the server's pages are swapped "
+           "out and read back";
   }
 
   bool Configure(CommandLine* flags, std::string* error) override {
     return flags->GetUint("mib", 1024, 16, 1 << 20, &mib_, error) &&
-           flags->GetUint("rate-mibps", 512, 1, 1 << 20, &rate_, error);
+           flags->GetUint("rate-mibps", 512, 1, 1 << 20, &rate_, error) &&
+           flags->GetUint("headroom-mib", 0, 0, 1 << 20, &headroom_mib_, error) &&
+           flags->GetUint("limit-percent", 100, 10, 1000, &limit_percent_, error) &&
+           flags->GetUint("swap-mib", 0, 0, 1 << 22, &swap_mib_, error);
   }
 
   bool Inject(const FaultTarget& target, StateRecord* record, std::string* error) override {
+    if (target.memory_group.empty()) {
+      *error = "memory-hog needs the cluster started with --memory-groups (each server in a memory cgroup of its own)";
+      return false;
+    }
+    std::string limit_file = IsV2(target.memory_group) ? "memory.max" : "memory.limit_in_bytes";
+    record->Set("memory_group", target.memory_group);
+    record->Set("limit_file", limit_file);
+    record->Set("server_pid", static_cast<uint64_t>(target.pid));
+    record->Set("server_start", target.start_time);
+    record->Set("server_major_faults", MajorFaults(target.pid));
+    std::string swap_file = target.dir + "/fault-" + record->Get("id") + "-swap";
+    record->Set("swap_file", swap_file);
+    if (!AddSwapFile(swap_file, swap_mib_ != 0 ? swap_mib_ : mib_ + mib_ / 2, error)) return false;
+    uint64_t usage = GroupUsage(target.memory_group);
+    uint64_t limit = usage * limit_percent_ / 100 + (headroom_mib_ << 20);
+    record->Set("usage_before", usage);
+    std::string readback;
+    if (!WriteAndVerify(target.memory_group, limit_file, std::to_string(limit), "", &readback, error)) return false;
+    record->Set("limit", readback);
     record->Set("mib", mib_);
     return StartHelper(target.tools_dir + "/limpwatch-testbed-hog",
                        {"memory", "--mib", std::to_string(mib_), "--rate-mibps", std::to_string(rate_)}, {},
-                       target.dir + "/fault-" + record->Get("id") + "-memory.out", "hog", record, error);
+                       target.dir + "/fault-" + record->Get("id") + "-memory.out", "hog", record, error,
+                       target.memory_group);
   }
 
-  bool Verify(const FaultTarget&, const StateRecord& record, JsonLine* evidence, std::string* error) override {
-    auto pid = static_cast<pid_t>(record.GetUint("hog_pid"));
-    uint64_t wanted = record.GetUint("mib") * 9 / 10;
-    int wait_ms = static_cast<int>(record.GetUint("mib") * 1000 / rate_) + 5000;
+  bool Verify(const FaultTarget& target, const StateRecord& record, JsonLine* evidence, std::string* error) override {
+    // The group is full once the hog has grown past the headroom; from then
+    // on every page it touches pushes another one out to swap.
+    std::string swap_file = record.Get("swap_file");
+    int wait_ms = static_cast<int>(record.GetUint("mib") * 1000 / rate_) + 10000;
+    int64_t swapped_kib = 0;
     for (int waited = 0; waited < wait_ms; waited += 100) {
       if (!HelperAlive(record, "hog")) {
         *error = "the memory hog exited: " + LastLine(record.Get("hog_output"));
         return false;
       }
-      if (ResidentMib(pid) >= wanted) break;
+      swapped_kib = SwapFileUsedKib(swap_file);
+      if (swapped_kib >= 16 * 1024) break;
       SleepMs(100);
     }
-    uint64_t resident = ResidentMib(pid);
-    evidence->Add("hog_resident_mib", resident).Add("target_mib", record.GetUint("mib"));
-    if (resident < wanted) {
-      *error = "the memory hog holds only " + std::to_string(resident) + " MiB";
+    evidence->Add("memory_group", target.memory_group)
+        .Add("limit_mib", static_cast<uint64_t>(std::stoull(record.Get("limit")) >> 20))
+        .Add("server_group_mib_before", record.GetUint("usage_before") >> 20)
+        .Add("hog_target_mib", record.GetUint("mib"))
+        .Add("hog_resident_mib", ResidentMib(static_cast<pid_t>(record.GetUint("hog_pid"))))
+        .Add("swapped_mib", static_cast<uint64_t>(std::max<int64_t>(swapped_kib, 0) >> 10))
+        .Add("server_major_faults_since_inject", MajorFaults(target.pid) - record.GetUint("server_major_faults"));
+    if (swapped_kib < 16 * 1024) {
+      *error = "the server's memory group swapped only " + std::to_string(std::max<int64_t>(swapped_kib, 0)) + " KiB";
       return false;
     }
     return true;
@@ -265,13 +305,43 @@ class MemoryHogFault : public Fault {
 
   bool Clear(const StateRecord& record, const ClearContext&, JsonLine* evidence, std::string* error) override {
     bool ok = StopHelper(record, "hog", 2000, error);
-    evidence->Add("hog_stopped", ok);
-    return ok;
+    std::string group = record.Get("memory_group");
+    bool lifted = true;
+    if (!group.empty() && !record.Get("limit").empty() && access(group.c_str(), F_OK) == 0) {
+      std::string unlimited = record.Get("limit_file") == "memory.max" ? "max" : "-1";
+      std::string readback;
+      lifted = WriteAndVerify(group, record.Get("limit_file"), unlimited, "", &readback, error);
+    }
+    auto server = static_cast<pid_t>(record.GetUint("server_pid"));
+    uint64_t faults = IsSameProcessAlive(server, record.GetUint("server_start"))
+                          ? MajorFaults(server) - record.GetUint("server_major_faults")
+                          : 0;
+    bool swap_removed = record.Get("swap_file").empty() || RemoveSwapFile(record.Get("swap_file"), error);
+    evidence->Add("hog_stopped", ok)
+        .Add("limit_lifted", lifted)
+        .Add("swap_removed", swap_removed)
+        .Add("server_major_faults_during_fault", faults);
+    return ok && lifted && swap_removed;
   }
 
  private:
+  static bool IsV2(const std::string& group) { return access((group + "/memory.max").c_str(), F_OK) == 0; }
+  static uint64_t GroupUsage(const std::string& group) {
+    std::string text = ReadCgroupFile(group, IsV2(group) ? "memory.current" : "memory.usage_in_bytes");
+    return text.empty() ? 0 : std::stoull(text);
+  }
+  static uint64_t MajorFaults(pid_t pid) {
+    std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(file, line);
+    return shm::ProcStatField(line, 12).value_or(0);
+  }
+
   uint64_t mib_ = 1024;
   uint64_t rate_ = 512;
+  uint64_t headroom_mib_ = 0;
+  uint64_t limit_percent_ = 100;
+  uint64_t swap_mib_ = 0;  // 0: 1.5x --mib
 };
 
 }  // namespace

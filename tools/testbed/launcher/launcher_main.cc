@@ -5,7 +5,7 @@
 //                           [--flow-buffer-kib 1024] [--flow-buffers 4] [--stripe-kib 1024]
 //                           [--workers 4] [--storage-threads 2] [--buffered] [--no-sync-meta]
 //                           [--keep] [--small-fs I:MIB] [--peer-source config|peers] [--foreground]
-//                           [--server-program PATH]
+//                           [--server-program PATH] [--disk-images MIB] [--memory-groups]
 //   limpwatch-testbed stop --dir D [--remove]
 //   limpwatch-testbed status --dir D
 //   limpwatch-testbed restart-server --dir D --server I
@@ -44,7 +44,7 @@ int Main(int argc, char** argv) {
   CommandLine flags;
   std::string error;
   if (!flags.Parse(argc, argv, 1,
-                   {"keep", "foreground", "buffered", "no-sync-meta", "remove", "measure", "keep-segments"}, &error)) {
+                   {"keep", "foreground", "buffered", "no-sync-meta", "remove", "measure", "keep-segments", "memory-groups"}, &error)) {
     std::fprintf(stderr, "limpwatch-testbed: %s\n", error.c_str());
     return Usage();
   }

@@ -69,12 +69,25 @@ pid_t SpawnProcess(const SpawnOptions& options, std::string* error) {
       return -1;
     }
   }
+  // Opened here: the child may only make async-signal-safe calls.
+  int cgroup_procs = -1;
+  if (!options.join_cgroup.empty()) {
+    cgroup_procs = open((options.join_cgroup + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+    if (cgroup_procs < 0) {
+      *error = "open " + options.join_cgroup + "/cgroup.procs: " + strerror(errno);
+      if (out >= 0) close(out);
+      if (err >= 0) close(err);
+      return -1;
+    }
+  }
   int stdout_fd = options.stdout_pipe >= 0 ? options.stdout_pipe : out;
   int stderr_fd = err >= 0 ? err : stdout_fd;
   pid_t pid = fork();
   if (pid == 0) {
     // Child: only async-signal-safe calls until exec.
     if (options.new_session) setsid();
+    // Before exec, so that every page the program touches is charged there.
+    if (cgroup_procs >= 0 && write(cgroup_procs, "0", 1) != 1) _exit(126);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -92,6 +105,7 @@ pid_t SpawnProcess(const SpawnOptions& options, std::string* error) {
     _exit(127);
   }
   int fork_errno = errno;
+  if (cgroup_procs >= 0) close(cgroup_procs);
   if (out >= 0) close(out);
   if (err >= 0) close(err);
   if (pid < 0) {

@@ -23,6 +23,7 @@ struct SpawnOptions {
   std::string stderr_path;                     // empty: same as stdout
   bool new_session = true;                     // setsid: terminal signals do not reach it
   int stdout_pipe = -1;                        // >= 0: dup'd to stdout instead of stdout_path
+  std::string join_cgroup;                     // a cgroup directory the child joins before exec
 };
 
 // Starts the program; returns its pid or -1 with *error.

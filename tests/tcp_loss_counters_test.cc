@@ -8,7 +8,11 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 #include <unistd.h>
+
+#include <cstdio>
+#include <vector>
 
 namespace limpwatch::analyzer {
 namespace {
@@ -130,6 +134,53 @@ TEST(TcpLossCountersTest, RetransmissionsReportedAsDuplicatesAreNotLosses) {
   EXPECT_EQ(NewlyLostRetransmissions(counts, 3), 3u);
   counts.duplicates_reported = 20;  // more duplicates than retransmissions (a duplicated original)
   EXPECT_EQ(NewlyLostRetransmissions(counts, 0), 0u);
+}
+
+// A timeout stalls its connection whether the data was lost or only its
+// acknowledgement: the longer of the two costs counts.
+TEST(TcpLossCountersTest, ATimeoutCostsTheTimeTheConnectionStalled) {
+  EXPECT_EQ(RetransmissionCostUs(0, 200'000, 0), 0u);
+  EXPECT_EQ(RetransmissionCostUs(2, 200'000, 0), 400'000u);
+  EXPECT_EQ(RetransmissionCostUs(0, 200'000, 230), 230'000u) << "an acknowledgement lost: the resent data was a duplicate";
+  EXPECT_EQ(RetransmissionCostUs(3, 200'000, 210), 600'000u);
+}
+
+// The time in timeout recovery, read from where Linux 6.7 put it: a
+// connection whose SYN a full accept queue dropped waits out its 1 s timer
+// and is still recovering; one accepted at once never stalled.
+TEST(TcpLossCountersTest, AConnectionWaitingOutItsTimerHasStalled) {
+  int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(listen(listener, 0), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  std::vector<int> clients;
+  for (int index = 0; index < 3; ++index) {
+    int client = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    connect(client, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    clients.push_back(client);
+  }
+  usleep(1400 * 1000);
+  TcpSocketCounts first, stalled_most;
+  ASSERT_TRUE(ReadTcpSocketCounts(clients.front(), &first));
+  for (int client : clients) {
+    TcpSocketCounts counts;
+    ASSERT_TRUE(ReadTcpSocketCounts(client, &counts));
+    if (counts.timeout_stall_ms > stalled_most.timeout_stall_ms) stalled_most = counts;
+  }
+  for (int fd : clients) close(fd);
+  close(listener);
+  EXPECT_EQ(first.timeout_stall_ms, 0u) << "the accepted connection never waited for its timer";
+  struct utsname system {};
+  uname(&system);
+  int major = 0, minor = 0;
+  std::sscanf(system.release, "%d.%d", &major, &minor);
+  if (major < 6 || (major == 6 && minor < 7)) GTEST_SKIP() << "Linux " << system.release << " does not count it";
+  EXPECT_GT(stalled_most.timeout_stall_ms, 100u) << "no connection counted the time its dropped SYN waited";
+  EXPECT_LT(stalled_most.timeout_stall_ms, 1400u);
 }
 
 TEST(TcpLossCountersTest, AnUnreadableDescriptorDirectoryIsReported) {

@@ -25,12 +25,23 @@ uint64_t SocketInode(int fd) {
 
 uint64_t Added(uint64_t before, uint64_t now) { return now >= before ? now - before : now; }
 
+// Linux 6.7 appended, after tcpi_snd_wnd (the last field these headers
+// know): u32 tcpi_rcv_wnd, u32 tcpi_rehash, u16 tcpi_total_rto,
+// u16 tcpi_total_rto_recoveries, u32 tcpi_total_rto_time.
+constexpr size_t kTotalRtoTimeOffset = offsetof(tcp_info, tcpi_snd_wnd) + 16;
+
+struct NewerTcpInfo {
+  tcp_info known;
+  uint8_t newer[128];
+};
+
 }  // namespace
 
 bool ReadTcpSocketCounts(int fd, TcpSocketCounts* counts) {
-  tcp_info info{};
-  socklen_t length = sizeof info;
-  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return false;
+  NewerTcpInfo buffer{};
+  socklen_t length = sizeof buffer;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &buffer, &length) != 0) return false;
+  const tcp_info& info = buffer.known;
   if (length < offsetof(tcp_info, tcpi_total_retrans) + sizeof info.tcpi_total_retrans) return false;
   counts->retransmitted = info.tcpi_total_retrans;
   counts->duplicates_reported = 0;
@@ -41,6 +52,12 @@ bool ReadTcpSocketCounts(int fd, TcpSocketCounts* counts) {
   counts->out_of_order = 0;
   if (length >= offsetof(tcp_info, tcpi_rcv_ooopack) + sizeof info.tcpi_rcv_ooopack) {
     counts->out_of_order = info.tcpi_rcv_ooopack;
+  }
+  counts->timeout_stall_ms = 0;
+  if (length >= kTotalRtoTimeOffset + sizeof(uint32_t)) {
+    uint32_t stalled = 0;
+    std::memcpy(&stalled, reinterpret_cast<const uint8_t*>(&buffer) + kTotalRtoTimeOffset, sizeof stalled);
+    counts->timeout_stall_ms = stalled;
   }
   counts->round_trip_us = info.tcpi_rtt;
   counts->bytes_moved = 0;
@@ -54,6 +71,10 @@ uint64_t NewlyLostRetransmissions(const TcpSocketCounts& counts, uint64_t alread
   uint64_t unduplicated =
       counts.retransmitted > counts.duplicates_reported ? counts.retransmitted - counts.duplicates_reported : 0;
   return unduplicated > already_counted ? unduplicated - already_counted : 0;
+}
+
+uint64_t RetransmissionCostUs(uint64_t lost, uint64_t timeout_us, uint64_t timeout_stall_ms_added) {
+  return std::max(lost * timeout_us, timeout_stall_ms_added * 1000);
 }
 
 bool TcpLossCounters::Update() {
@@ -83,7 +104,8 @@ bool TcpLossCounters::Update() {
     uint64_t lost = NewlyLostRetransmissions(counts, connection.lost_counted);
     connection.lost_counted += lost;
     totals_.retransmitted += lost;
-    retransmit_timeout_us_ += lost * counts.timeout_us;
+    retransmit_timeout_us_ +=
+        RetransmissionCostUs(lost, counts.timeout_us, Added(before.timeout_stall_ms, counts.timeout_stall_ms));
     totals_.out_of_order += Added(before.out_of_order, counts.out_of_order);
     if (counts.bytes_moved != before.bytes_moved) active_round_trips.push_back(counts.round_trip_us);
     connection.counts = counts;

@@ -13,6 +13,12 @@
 // retransmissions were such duplicates, hundreds a minute, and indicted
 // healthy servers on the network.
 //
+// A retransmission timeout costs its connection the time it stalls, needed
+// or not: a lost acknowledgement makes the sender wait out its timer and
+// resend data the receiver had (and reports as a duplicate). Since Linux 6.7
+// the kernel counts that time per connection (tcpi_total_rto_time); it is
+// what a server losing the acknowledgements sent to it shows.
+//
 // The counters are per socket and vanish with it, so each Update() walks
 // /proc/self/fd, reads every TCP socket and adds what each counted since the
 // previous walk (all of it for a socket new since then). A connection opened
@@ -38,6 +44,7 @@ struct TcpSocketCounts {
   uint64_t duplicates_reported = 0;  // tcpi_dsack_dups (0 before Linux 4.19)
   uint64_t out_of_order = 0;         // tcpi_rcv_ooopack (0 before Linux 5.4)
   uint64_t timeout_us = 0;     // tcpi_rto: what a retransmission by timeout waits now
+  uint64_t timeout_stall_ms = 0;  // tcpi_total_rto_time: time in timeout recovery (0 before Linux 6.7)
   uint64_t round_trip_us = 0;  // tcpi_rtt: the smoothed round-trip time
   uint64_t bytes_moved = 0;    // tcpi_bytes_acked + tcpi_bytes_received
 };
@@ -56,8 +63,9 @@ class TcpLossCounters {
   uint64_t retransmitted() const { return totals_.retransmitted; }
   uint64_t out_of_order() const { return totals_.out_of_order; }
   // Each retransmission weighted by its connection's retransmission timeout
-  // when it was counted: how long the connection would have stalled had
-  // every one waited for its timer (fast retransmits wait less).
+  // when it was counted (how long the connection would have stalled had
+  // every one waited for its timer; fast retransmits wait less), or the time
+  // its connections measurably stalled in timeout recovery, when longer.
   uint64_t retransmit_timeout_us() const { return retransmit_timeout_us_; }
   // The median smoothed RTT of the connections that moved bytes between the
   // last two Update()s (a new one: since it opened); 0 when none did.
@@ -85,6 +93,11 @@ bool ReadTcpSocketCounts(int fd, TcpSocketCounts* counts);
 // retransmission was counted: the count never goes back, so a walk that
 // falls between the two counts that one retransmission, and no more.
 uint64_t NewlyLostRetransmissions(const TcpSocketCounts& counts, uint64_t already_counted);
+
+// What `lost` retransmissions of one connection cost, in us: each its
+// timeout, or the time the connection stalled in timeout recovery meanwhile
+// (duplicates included), whichever is longer.
+uint64_t RetransmissionCostUs(uint64_t lost, uint64_t timeout_us, uint64_t timeout_stall_ms_added);
 
 }  // namespace limpwatch::analyzer
 

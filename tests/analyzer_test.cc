@@ -301,6 +301,22 @@ TEST(PeerComparisonTest, AServerFaultingItsPagesInAgainIsIndictedOnMemory) {
       << AlarmToLogLine(result.alarms.front());
 }
 
+// A few tens of pages read back a second cost the server a few tens of
+// milliseconds, nothing the time vector shows; the majflt metric compares
+// them on their own, and names memory.
+TEST(PeerComparisonTest, AServerReadingItsPagesBackFromSwapIsIndictedOnMajorFaults) {
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kPagesSwappedOut;
+  cluster.faulty_server = 4;
+  ReplayResult result = ReplayExpectingOnlyTheFaultyServerOn(cluster, shm::Resource::kMemory);
+  ASSERT_FALSE(result.alarms.empty());
+  const Alarm& alarm = result.alarms.front();
+  EXPECT_NE(std::find(alarm.metrics.begin(), alarm.metrics.end(), "majflt"), alarm.metrics.end())
+      << AlarmToLogLine(alarm);
+  ASSERT_FALSE(alarm.top_functions.empty());
+  EXPECT_EQ(alarm.top_functions.front().name, kMajorFaultsName) << AlarmToLogLine(alarm);
+}
+
 // The network functions' call counts are what stand out most, but the
 // server's own wait for a CPU names the resource.
 TEST(PeerComparisonTest, AServerSharingItsCpuIsIndictedOnCpuThoughItsNetworkCallsStandOut) {

@@ -29,11 +29,12 @@ Metric VectorMetricOf(ComparedMetric metric) {
                                             : Metric::kTime;
 }
 
-// The keys of the features the rtt, loss, cpuwait and dsync metrics are read from.
+// The keys of the features the rtt, loss, cpuwait, dsync and majflt metrics are read from.
 const uint32_t kRoundTripKey = FoldNameHash(shm::FunctionNameHash(kRoundTripName));
 const uint32_t kLostPacketsKey = FoldNameHash(shm::FunctionNameHash(kLostPacketsName));
 const uint32_t kRunqueueWaitKey = FoldNameHash(shm::FunctionNameHash(kRunqueueWaitName));
 const uint32_t kFileSyncKey = FoldNameHash(shm::FunctionNameHash(kFileSyncName));
+const uint32_t kMajorFaultsKey = FoldNameHash(shm::FunctionNameHash(kMajorFaultsName));
 
 // A feature's value for one vector metric in one summary, 0 when absent.
 double ValueOf(const PeerSummary& summary, Metric wanted, uint32_t key) {
@@ -77,6 +78,8 @@ double ScalarOf(const PeerSummary& summary, ComparedMetric metric) {
     case ComparedMetric::kCpuWait:
       return summary.window_ticks == 0 ? 0 : TimeOf(summary, kRunqueueWaitKey) / summary.window_ticks;
     case ComparedMetric::kDsync: return TimePerCallOf(summary, kFileSyncKey, kMinComparedSyncs);
+    case ComparedMetric::kMajorFaults:
+      return summary.window_ticks == 0 ? 0 : TimeOf(summary, kMajorFaultsKey) / kMajorFaultMs / summary.window_ticks;
     default: return 0;
   }
 }
@@ -246,7 +249,7 @@ void ClusterDiagnoser::ScoreScalarMetric(ComparedMetric metric, const std::vecto
   std::vector<std::pair<const PeerSummary*, double>> members;
   // A server with no I/O call of a kind, or no connection that moved bytes,
   // has nothing to compare; one that lost no packet compares as 0.
-  bool zero_is_a_value = metric == ComparedMetric::kLoss;
+  bool zero_is_a_value = metric == ComparedMetric::kLoss || metric == ComparedMetric::kMajorFaults;
   for (const PeerSummary* summary : summaries) {
     double value = ScalarOf(*summary, metric);
     if (value > 0 || zero_is_a_value) members.push_back({summary, value});
@@ -360,7 +363,7 @@ namespace {
 // the resource of the first whose value on `server` is at least kFactor
 // times its peers' median and above its floor (ms in a window), or
 // kUnknown. Memory comes first: a server faulting its pages in again and
-// again (100 major faults a window) lost them to reclaim, which neither a
+// again (40 major faults a window) lost them to reclaim, which neither a
 // slow disk, nor a lossy link, nor a busy CPU makes happen. Then the CPU:
 // a server starved of CPU drains its sockets late, overflows their receive
 // queues and so loses packets itself (seen on the test-bed), while a lossy
@@ -384,7 +387,7 @@ shm::Resource DirectlyMeasuredShortage(const std::string& server, const std::vec
     shm::Resource resource;
     double floor_ms;
   };
-  const Measured measured[] = {{kMajorFaultsName, shm::Resource::kMemory, 100.0},
+  const Measured measured[] = {{kMajorFaultsName, shm::Resource::kMemory, 40.0},
                                {kRunqueueWaitName, shm::Resource::kCpu, 100.0},
                                {kLostPacketsName, shm::Resource::kNetwork, 100.0},
                                {kRoundTripName, shm::Resource::kNetwork, 60.0}};
@@ -469,6 +472,7 @@ Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state
     if (metric == ComparedMetric::kRoundTrip) by_key[kRoundTripKey] += latest.score;
     if (metric == ComparedMetric::kLoss) by_key[kLostPacketsKey] += latest.score;
     if (metric == ComparedMetric::kCpuWait) by_key[kRunqueueWaitKey] += latest.score;
+    if (metric == ComparedMetric::kMajorFaults) by_key[kMajorFaultsKey] += latest.score * kMajorFaultMs;
   }
   // Only I/O service times fired: they carry no functions, so the functions
   // named are those where the server spent more time than its peers in this

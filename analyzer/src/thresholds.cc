@@ -10,7 +10,7 @@ namespace {
 
 constexpr const char* kMetricNames[kComparedMetricCount] = {"samples", "count", "time",    "dread",
                                                             "dwrite",  "nsread", "ncread", "rtt",
-                                                            "loss",    "cpuwait", "dsync"};
+                                                            "loss",    "cpuwait", "dsync",  "majflt"};
 
 }  // namespace
 
@@ -52,6 +52,10 @@ double DefaultThresholdFloor(ComparedMetric metric) {
     // third of what the server used makes it wait 1.6-2.2 s. Busier peers
     // raise the bar further: twice their median is the default threshold.
     case ComparedMetric::kCpuWait: return 200;
+    // Major page faults a tick: healthy test-bed servers fault none once
+    // started (measured under ddw), and one sharing a memory cgroup at its
+    // limit with a growing process faulted 10-120 a second.
+    case ComparedMetric::kMajorFaults: return 10;
     default: return 1.0;                        // ms per I/O call
   }
 }

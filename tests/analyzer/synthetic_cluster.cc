@@ -139,10 +139,12 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
       syncs.self_ms = double(syncs.calls) * kSyncMs * (1 + jitter(sync_random));
       if (slow_syncs) syncs.self_ms *= kSlowSyncFactor;
       if (syncs.calls > 0) tick.functions.push_back(syncs);
-      if (faulty && cluster.fault == SyntheticFault::kMemoryThrashing) {
+      if (faulty && (cluster.fault == SyntheticFault::kMemoryThrashing ||
+                     cluster.fault == SyntheticFault::kPagesSwappedOut)) {
         analyzer::FunctionTick faults;
         faults.name_hash = shm::FunctionNameHash(analyzer::kMajorFaultsName);
-        faults.calls = uint64_t(300 * (1 + jitter(random)));
+        double per_tick = cluster.fault == SyntheticFault::kMemoryThrashing ? 300 : 30;
+        faults.calls = uint64_t(per_tick * (1 + jitter(random)));
         faults.self_ms = double(faults.calls) * analyzer::kMajorFaultMs;
         tick.functions.push_back(faults);
       }

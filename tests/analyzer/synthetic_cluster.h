@@ -44,6 +44,8 @@ enum class SyntheticFault {
   kMemoryThrashing,  // the server's machine is short of memory: its pages are reclaimed and
                      // faulted in again, 300 major faults a second (its peers: none), and its
                      // storage calls take 3x longer
+  kPagesSwappedOut,  // its memory group is at its limit beside a growing process: 30 major faults a
+                     // second (its peers: none) and nothing else measurably different
 };
 
 struct SyntheticCluster {

@@ -32,6 +32,11 @@ namespace limpwatch::analyzer {
 // the time vector's distance is dominated by the many functions whose time
 // moves with the load, and its trained threshold (15.8 s a window on the
 // test-bed) hid that difference in 4 experiments of 5.
+//
+// Likewise the major page faults (majflt, from the [major page faults]
+// feature, faults a tick): a server whose node ran short of memory reads 10-120
+// pages back a second, against none for its peers, yet each costs it about
+// a millisecond, far too little to move the time vector.
 enum class ComparedMetric : uint8_t {
   kSamples = 0,
   kCount = 1,
@@ -44,8 +49,9 @@ enum class ComparedMetric : uint8_t {
   kLoss = 8,
   kCpuWait = 9,
   kDsync = 10,
+  kMajorFaults = 11,
 };
-inline constexpr int kComparedMetricCount = 11;
+inline constexpr int kComparedMetricCount = 12;
 
 const char* ComparedMetricName(ComparedMetric metric);
 std::optional<ComparedMetric> ParseComparedMetric(std::string_view name);

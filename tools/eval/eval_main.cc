@@ -12,10 +12,8 @@
 // --disk-images MIB gives every server of every cluster (training included)
 // a disk of its own: an ext4 image on a loop device (the launcher's
 // `start --disk-images`). Without it all storage shares the machine's disk,
-// and disk-hog slows every server alike. Not the default: the faster
-// page-cached images raise the read workloads' loopback retransmissions,
-// which the loss metric mistakes for a lossy link (a full matrix with
-// images: 6 false positives in 63, all `loss` on ddr / iozoner, against 1).
+// and disk-hog slows every server alike. Not the default: it needs loop
+// devices, which not every machine running the tests offers.
 //
 // When memory-hog is among the faults, every cluster (training included)
 // runs each server in a memory cgroup of its own from its start (the

@@ -33,7 +33,6 @@
 #include "launcher/fault_registry.h"
 #include "launcher/process_control.h"
 #include "launcher/swap_file.h"
-#include "limpwatch/shm/segment.h"
 
 namespace limpwatch::testbed::launcher {
 namespace {
@@ -257,7 +256,7 @@ class MemoryHogFault : public Fault {
     record->Set("limit_file", limit_file);
     record->Set("server_pid", static_cast<uint64_t>(target.pid));
     record->Set("server_start", target.start_time);
-    record->Set("server_major_faults", MajorFaults(target.pid));
+    record->Set("server_major_faults", ProcessMajorFaults(target.pid));
     std::string swap_file = target.dir + "/fault-" + record->Get("id") + "-swap";
     record->Set("swap_file", swap_file);
     if (!AddSwapFile(swap_file, swap_mib_ != 0 ? swap_mib_ : mib_ + mib_ / 2, error)) return false;
@@ -295,7 +294,7 @@ class MemoryHogFault : public Fault {
         .Add("hog_target_mib", record.GetUint("mib"))
         .Add("hog_resident_mib", ResidentMib(static_cast<pid_t>(record.GetUint("hog_pid"))))
         .Add("swapped_mib", static_cast<uint64_t>(std::max<int64_t>(swapped_kib, 0) >> 10))
-        .Add("server_major_faults_since_inject", MajorFaults(target.pid) - record.GetUint("server_major_faults"));
+        .Add("server_major_faults_since_inject", ProcessMajorFaults(target.pid) - record.GetUint("server_major_faults"));
     if (swapped_kib < 16 * 1024) {
       *error = "the server's memory group swapped only " + std::to_string(std::max<int64_t>(swapped_kib, 0)) + " KiB";
       return false;
@@ -314,7 +313,7 @@ class MemoryHogFault : public Fault {
     }
     auto server = static_cast<pid_t>(record.GetUint("server_pid"));
     uint64_t faults = IsSameProcessAlive(server, record.GetUint("server_start"))
-                          ? MajorFaults(server) - record.GetUint("server_major_faults")
+                          ? ProcessMajorFaults(server) - record.GetUint("server_major_faults")
                           : 0;
     bool swap_removed = record.Get("swap_file").empty() || RemoveSwapFile(record.Get("swap_file"), error);
     evidence->Add("hog_stopped", ok)
@@ -329,12 +328,6 @@ class MemoryHogFault : public Fault {
   static uint64_t GroupUsage(const std::string& group) {
     std::string text = ReadCgroupFile(group, IsV2(group) ? "memory.current" : "memory.usage_in_bytes");
     return text.empty() ? 0 : std::stoull(text);
-  }
-  static uint64_t MajorFaults(pid_t pid) {
-    std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    std::getline(file, line);
-    return shm::ProcStatField(line, 12).value_or(0);
   }
 
   uint64_t mib_ = 1024;

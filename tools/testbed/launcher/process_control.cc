@@ -125,6 +125,8 @@ uint64_t ProcessCpuNs(pid_t pid) {
   return ticks * (1000000000ull / uint64_t(sysconf(_SC_CLK_TCK)));
 }
 
+uint64_t ProcessMajorFaults(pid_t pid) { return shm::ProcStatField(ProcStatLine(pid), 12).value_or(0); }
+
 bool IsSameProcessAlive(pid_t pid, uint64_t start_time) { return start_time != 0 && shm::OwnerAlive(pid, start_time); }
 
 void ReapIfChild(pid_t pid) {

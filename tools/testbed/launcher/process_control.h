@@ -38,6 +38,9 @@ char ProcessState(pid_t pid);
 // CPU time `pid` has used (user + system, all threads), in nanoseconds.
 uint64_t ProcessCpuNs(pid_t pid);
 
+// Major page faults of `pid` so far (pages read back from storage or swap).
+uint64_t ProcessMajorFaults(pid_t pid);
+
 // True when (pid, start_time) is still the same, non-zombie process.
 bool IsSameProcessAlive(pid_t pid, uint64_t start_time);
 

@@ -273,6 +273,24 @@ TEST(TestbedFaultTest, CpuQuotaThrottlesThatServerAndItsSegmentSaysSo) {
   EXPECT_FALSE(IsDirectory(group)) << "the cgroup outlived clear";
 }
 
+// What two servers' segments say before and after a ddw load of `mib` MiB
+// (and one more node-metrics sample).
+struct AroundLoad {
+  shm::Snapshot slow_before, healthy_before, slow_after, healthy_after;
+};
+
+AroundLoad SnapshotsAroundLoad(TestbedCluster& cluster, int slow, int healthy, const std::string& mib) {
+  AroundLoad around;
+  around.slow_before = cluster.Snapshot(slow);
+  around.healthy_before = cluster.Snapshot(healthy);
+  CommandOutput load = cluster.Client({"ddw", "--size-mib", mib});
+  EXPECT_EQ(load.exit_status, 0) << load.output;
+  usleep(1500 * 1000);
+  around.slow_after = cluster.Snapshot(slow);
+  around.healthy_after = cluster.Snapshot(healthy);
+  return around;
+}
+
 std::vector<pid_t> ProcessesIn(const std::string& group) {
   std::ifstream file(group + "/cgroup.procs");
   std::vector<pid_t> pids;
@@ -299,13 +317,10 @@ TEST(TestbedFaultTest, CpuHogSharesTheServersCpuGroupWithSpinners) {
   EXPECT_NE(std::find(members.begin(), members.end(), cluster.pid(slow)), members.end());
   EXPECT_EQ(std::find(members.begin(), members.end(), cluster.pid(healthy)), members.end());
 
-  shm::Snapshot slow_before = cluster.Snapshot(slow), healthy_before = cluster.Snapshot(healthy);
-  CommandOutput load = cluster.Client({"ddw", "--size-mib", "48"});
-  EXPECT_EQ(load.exit_status, 0) << load.output;
-  usleep(1500 * 1000);  // one more node-metrics sample
-  shm::Snapshot slow_after = cluster.Snapshot(slow), healthy_after = cluster.Snapshot(healthy);
-  uint64_t slow_wait = slow_after.node_metrics.run_delay_ns - slow_before.node_metrics.run_delay_ns;
-  uint64_t healthy_wait = healthy_after.node_metrics.run_delay_ns - healthy_before.node_metrics.run_delay_ns;
+  AroundLoad around = SnapshotsAroundLoad(cluster, slow, healthy, "48");
+  uint64_t slow_wait = around.slow_after.node_metrics.run_delay_ns - around.slow_before.node_metrics.run_delay_ns;
+  uint64_t healthy_wait =
+      around.healthy_after.node_metrics.run_delay_ns - around.healthy_before.node_metrics.run_delay_ns;
   EXPECT_GT(slow_wait, healthy_wait) << "the server beside the spinners waited no longer for a CPU";
 
   CommandOutput cleared = cluster.Launcher({"clear", "cpu-hog"});
@@ -363,13 +378,10 @@ TEST(TestbedFaultTest, MemoryHogSwapsOutTheServersPagesInItsOwnMemoryGroup) {
     std::string swap_file = cluster.dir() + "/fault-1-swap";
     EXPECT_GT(SwapUsedKib(swap_file), 0) << "the fault's swap file is not in use";
 
-    shm::Snapshot slow_before = cluster.Snapshot(slow), healthy_before = cluster.Snapshot(healthy);
-    CommandOutput load = cluster.Client({"ddw", "--size-mib", "32"});
-    EXPECT_EQ(load.exit_status, 0) << load.output;
-    usleep(1500 * 1000);  // one more node-metrics sample
-    shm::Snapshot slow_after = cluster.Snapshot(slow), healthy_after = cluster.Snapshot(healthy);
-    uint64_t slow_faults = slow_after.node_metrics.major_faults - slow_before.node_metrics.major_faults;
-    uint64_t healthy_faults = healthy_after.node_metrics.major_faults - healthy_before.node_metrics.major_faults;
+    AroundLoad around = SnapshotsAroundLoad(cluster, slow, healthy, "32");
+    uint64_t slow_faults = around.slow_after.node_metrics.major_faults - around.slow_before.node_metrics.major_faults;
+    uint64_t healthy_faults =
+        around.healthy_after.node_metrics.major_faults - around.healthy_before.node_metrics.major_faults;
     EXPECT_GT(slow_faults, healthy_faults + 10) << "the server short of memory read no more pages back";
 
     CommandOutput cleared = cluster.Launcher({"clear", "memory-hog"});

@@ -106,9 +106,11 @@ TEST(PatchingTest, TrampolinesKeepArgumentAndResultRegisters) {
   SegmentCleanup cleanup(run.name);
   EXPECT_EQ(run.run.exit_status, 0) << run.run.output;
   EXPECT_EQ(run.run.output, "failures 0\n");
-  for (const char* function : {"six_integers", "eight_doubles", "sum_variadic", "make_pair", "scaled_long_double"}) {
+  for (const char* function : {"six_integers", "eight_doubles", "sum_variadic", "make_pair", "scaled_long_double",
+                               "make_quad", "sum_quad_by_value", "nested_stack_arguments"}) {
     EXPECT_EQ(Calls(run, function), 1u) << function;
   }
+  EXPECT_EQ(Calls(run, "ten_integers"), 2u);  // once directly, once from nested_stack_arguments
 }
 
 TEST(PatchingTest, ExceptionsCaughtSeveralFramesUpCloseEveryPatchedFrame) {

@@ -73,6 +73,29 @@ struct pair make_pair(long first, long second) {
 
 long double scaled_long_double(long double value) { return value * 3.0L; }
 
+/* Arguments past the sixth, and structs too large for registers, are passed
+ * on the stack: a trampoline that moved the stack pointer would shift them. */
+long ten_integers(long a, long b, long c, long d, long e, long f, long g, long h, long i, long j) {
+  return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h + 9 * i + 10 * j;
+}
+
+struct quad {
+  long values[4];
+};
+
+long sum_quad_by_value(struct quad quad, long bias) {
+  return quad.values[0] + quad.values[1] + quad.values[2] + quad.values[3] + bias;
+}
+
+struct quad make_quad(long first) { /* returned through a hidden pointer */
+  struct quad result = {{first, first + 1, first + 2, first + 3}};
+  return result;
+}
+
+long nested_stack_arguments(long a, long b, long c, long d, long e, long f, long g, long h) {
+  return ten_integers(a, b, c, d, e, f, g, h, g * 10, h * 10) + g - h;
+}
+
 int check_registers(void) {
   int failures = 0;
   if (six_integers(1, 2, 3, 4, 5, 6) != 91) failures++;
@@ -81,6 +104,11 @@ int check_registers(void) {
   struct pair pair = make_pair(7, 11);
   if (pair.first != 7 || pair.second != 11) failures++;
   if (scaled_long_double(1.5L) != 4.5L) failures++;
+  if (ten_integers(1, 2, 3, 4, 5, 6, 7, 8, 9, 10) != 385) failures++;
+  struct quad quad = make_quad(5);
+  if (quad.values[0] != 5 || quad.values[3] != 8) failures++;
+  if (sum_quad_by_value(quad, 100) != 126) failures++;
+  if (nested_stack_arguments(1, 2, 3, 4, 5, 6, 7, 8) != 1 + 4 + 9 + 16 + 25 + 36 + 49 + 64 + 630 + 800 - 1) failures++;
   return failures;
 }
 

@@ -52,7 +52,7 @@ std::vector<SledWrite> ChangedSleds(Patcher& patcher, std::vector<size_t>* chang
     const Sled& sled = patcher.sleds[index];
     bool wanted = sled.stub != 0 && SelectsAddress(selection, sled.address);
     if (wanted == sled.patched) continue;
-    writes.push_back(SledWrite{sled.address, wanted ? CallBytes(sled.address, sled.stub) : kPreparedSled});
+    writes.push_back(SledWrite{sled.address, wanted ? JumpBytes(sled.address, sled.stub) : kPreparedSled});
     changed->push_back(index);
   }
   return writes;
@@ -95,15 +95,16 @@ void RetryRefusedPass(const shm::SegmentView&, uint64_t) {
   if (patcher->active && patcher->pending) ApplyLocked(*patcher);
 }
 
-// Turns every sled into one 5-byte NOP and gives it a stub. Alone only.
+// Turns every sled into one 5-byte NOP and gives each its own stub. Alone only.
 bool PrepareSleds(Patcher& patcher, const std::vector<PatchableObject>& objects) {
   std::vector<SledWrite> writes;
   uint64_t unreachable = 0;
   for (const PatchableObject& object : objects) {
-    uint64_t stub = object.sleds.empty() ? 0 : EntryStubNear(object.code_low, object.code_high);
-    if (stub == 0) unreachable += object.sleds.size();
-    for (uint64_t address : object.sleds) {
-      patcher.sleds.push_back(Sled{address, stub, false});
+    std::vector<uint64_t> stubs = EntryStubsFor(object.sleds, object.code_low, object.code_high);
+    if (stubs.empty()) unreachable += object.sleds.size();
+    for (size_t index = 0; index < object.sleds.size(); ++index) {
+      uint64_t address = object.sleds[index];
+      patcher.sleds.push_back(Sled{address, stubs.empty() ? 0 : stubs[index], false});
       writes.push_back(SledWrite{address, kPreparedSled});
     }
   }

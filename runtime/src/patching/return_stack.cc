@@ -14,7 +14,7 @@ thread_local ReturnStack t_return_stack [[gnu::tls_model("initial-exec")]];
 
 namespace {
 
-LW_HOT uint64_t ReturnTrampoline() { return reinterpret_cast<uint64_t>(&limpwatch_return_trampoline); }
+LW_HOT uint64_t ReturnTrampoline() { return reinterpret_cast<uint64_t>(limpwatch_patched_return_point); }
 
 // Keeps, in order, the entries for which `keep(entry)` is true.
 template <typename Keep>
@@ -127,18 +127,18 @@ using limpwatch::runtime::patching::HijackedReturn;
 using limpwatch::runtime::patching::kReturnStackCapacity;
 using limpwatch::runtime::patching::ReturnStack;
 
-extern "C" LW_NO_INSTRUMENT void limpwatch_patched_enter(uint64_t function, uint64_t* slot) {
+extern "C" LW_NO_INSTRUMENT int limpwatch_patched_enter(uint64_t function, uint64_t* slot) {
   using namespace limpwatch::runtime;
   uint64_t home = HomeEntry(function);
-  if (IdFieldGivenHome(function, home) == kUnselectedIdField) return;  // deselected, not unpatched yet
+  if (IdFieldGivenHome(function, home) == kUnselectedIdField) return 0;  // deselected, not unpatched yet
   ReturnStack& stack = patching::t_return_stack;
-  if (stack.busy) return;
+  if (stack.busy) return 0;
   stack.busy = 1;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   uint32_t depth = stack.depth;
   if (__builtin_expect(*slot == patching::ReturnTrampoline(), 0)) {
     patching::TakeOverTailCall(stack, function, slot);
-    return;
+    return 0;
   }
   // An entry for this very slot belongs to a frame that is gone. If an
   // exception unwound it (a cleanup is calling us from the frame above),
@@ -153,15 +153,17 @@ extern "C" LW_NO_INSTRUMENT void limpwatch_patched_enter(uint64_t function, uint
     if (depth == kReturnStackCapacity) {
       stack.busy = 0;
       patching::CountUntracedCall();
-      return;
+      return 0;
     }
   }
+  // The trampoline's call into the function writes the return point into
+  // the slot; until then the slot holds the original, which counts as live.
   stack.entries[depth] = HijackedReturn{*slot, slot, function, 0};
   stack.depth = depth + 1;
-  *slot = patching::ReturnTrampoline();
   std::atomic_signal_fence(std::memory_order_seq_cst);
   stack.busy = 0;
   RecordTracedEnter(function, home);
+  return 1;
 }
 
 extern "C" LW_NO_INSTRUMENT uint64_t limpwatch_patched_return(uint64_t* slot) {

@@ -1,10 +1,12 @@
-// The per-thread stack of hijacked returns of patched functions.
+// The per-thread stack of the return addresses that traced patched functions
+// gave up.
 //
-// A patched function f gets its exit recorded by taking over its return: at
-// f's entry the return address in f's slot (the word at rsp on f's first
-// byte) is saved here and replaced by limpwatch_return_trampoline's address.
-// When f returns, the trampoline finds the entry for that slot, records the
-// exit and continues at the saved address.
+// A traced patched function f gets its exit recorded by returning into the
+// trampoline: at f's entry the return address in f's slot (the word at rsp
+// on f's first byte) is saved here, and the trampoline's call into f's body
+// replaces it by limpwatch_patched_return_point (trampolines.h). When f
+// returns, the trampoline finds the entry for that slot, records the exit
+// and returns to the saved address.
 //
 //   depth-1  { original, slot, function }   the innermost live patched frame
 //   ...
@@ -16,22 +18,23 @@
 //   A return searches down for its own slot and drops the entries above it;
 //   an enter into a slot that a stale entry names drops that entry; and when
 //   the stack is full, every entry whose slot no longer holds the return
-//   trampoline's address is collected. Their shadow-stack frames are closed
+//   point's address is collected. Their shadow-stack frames are closed
 //   by the hot path's mismatch handling (ExitUnusual) at the next traced
 //   exit below them.
 // - tail calls: f may jump to a patched g, whose entry then finds the
-//   trampoline's address already in the slot. f's frame is gone, so f's exit
-//   is recorded there and the entry passes to g, which returns to f's caller.
+//   return point's address already in the slot. f's frame is gone, so f's
+//   exit is recorded there and the entry passes to g, which runs untraced by
+//   the trampoline and returns to the return point in f's stead.
 // - C++ exceptions, forced unwinding and backtraces: the unwinder cannot walk
-//   through the trampoline's address, so the interposed unwinder entry points
+//   through the return point, so the interposed unwinder entry points
 //   (unwind_interposers.cc) put every original address back first, and the
 //   catch (or the end of the backtrace) takes back the frames that survived
 //   and records the exits of the unwound ones. Frames ended by forced
 //   unwinding (pthread_exit, cancellation) end with their thread.
 //
 // A full stack (kReturnStackCapacity live patched frames) leaves further
-// calls untraced: neither hijacked nor recorded, counted as overflowed calls. Switching stacks within a
-// thread (swapcontext, coroutines) while patched frames are live is not
+// calls untraced: neither wrapped nor recorded, counted as overflowed calls.
+// Switching stacks within a thread (swapcontext, coroutines) while patched frames are live is not
 // supported: a return would not find its entry, and the process is stopped
 // with a message rather than jump to an unknown address.
 #ifndef LIMPWATCH_RUNTIME_SRC_PATCHING_RETURN_STACK_H_
@@ -77,7 +80,9 @@ void RehijackSurvivors(uint64_t stack_position);
 
 // Called by the trampolines only.
 extern "C" {
-void limpwatch_patched_enter(uint64_t function, uint64_t* slot);
+// Nonzero when the call is traced: the trampoline then calls the function,
+// which puts the return point in its slot.
+int limpwatch_patched_enter(uint64_t function, uint64_t* slot);
 uint64_t limpwatch_patched_return(uint64_t* slot);
 }
 

@@ -2,7 +2,7 @@
 //
 //   as compiled      90 90 90 90 90      five 1-byte NOPs (GCC 12)
 //   prepared         0F 1F 44 00 00      one 5-byte NOP: a thread is never inside it
-//   patched          E8 <rel32>          call the object's entry stub
+//   patched          E9 <rel32>          jmp to the function's entry stub
 //   while changing   CC ...              int3: a thread arriving here skips the sled
 //
 // Only "as compiled" -> "prepared" needs a process with no other thread of
@@ -24,19 +24,20 @@ using SledBytes = std::array<uint8_t, kSledSize>;
 inline constexpr uint8_t kFreshSled[kSledSize] = {0x90, 0x90, 0x90, 0x90, 0x90};
 inline constexpr SledBytes kPreparedSled = {0x0F, 0x1F, 0x44, 0x00, 0x00};
 inline constexpr uint8_t kCallOpcode = 0xE8;
+inline constexpr uint8_t kJumpOpcode = 0xE9;
 inline constexpr uint8_t kTrapOpcode = 0xCC;
 
-// `call target` placed at `sled`; the caller checked that target is within
+// `jmp target` placed at `sled`; the caller checked that target is within
 // +-2 GiB of sled + 5.
-inline SledBytes CallBytes(uint64_t sled, uint64_t target) {
+inline SledBytes JumpBytes(uint64_t sled, uint64_t target) {
   SledBytes bytes{};
-  bytes[0] = kCallOpcode;
+  bytes[0] = kJumpOpcode;
   int32_t displacement = static_cast<int32_t>(static_cast<int64_t>(target - (sled + kSledSize)));
   std::memcpy(&bytes[1], &displacement, sizeof displacement);
   return bytes;
 }
 
-// Whether `call target` fits in a rel32 at every sled in [low, high).
+// Whether a rel32 `call` or `jmp` to target fits at every sled in [low, high).
 inline bool CallReaches(uint64_t low, uint64_t high, uint64_t target) {
   constexpr int64_t kReach = (int64_t{1} << 31) - 1;
   auto fits = [target](uint64_t sled) {

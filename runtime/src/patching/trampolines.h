@@ -1,15 +1,25 @@
 // The assembly between a patched sled and the hot path.
 //
-//   caller:          call f
-//   f's sled:        call <entry stub near f's object>    (E8 rel32)
-//   entry stub:      jmp *[rip]  -> limpwatch_entry_trampoline
+//   caller:          call f                     (pushes A, f's return address)
+//   f's sled:        jmp <f's entry stub>       (E9 rel32)
+//   f's entry stub:  lea f(%rip), %r11; jmp *<limpwatch_entry_trampoline>
 //   entry trampoline saves the argument registers (rdi rsi rdx rcx r8 r9,
-//   rax for varargs, r10 the static chain, r11) and xmm0-7, calls
-//   limpwatch_patched_enter(f, &f's return slot), restores, returns into f.
-//   f runs, and its `ret` lands in
-//   limpwatch_return_trampoline, which saves the return registers (rax rdx
-//   xmm0 xmm1), calls limpwatch_patched_return(slot) and jumps (not returns:
-//   the return stack buffer stays balanced) to the original return address.
+//   rax for varargs, r10 the static chain) and xmm0-7, calls
+//   limpwatch_patched_enter(f, &f's return slot), restores, and then either
+//   jumps into f's body (the call is not traced) or calls it, from the very
+//   stack pointer f was entered with: `call` writes the return point's
+//   address over A in f's slot, so arguments passed on the stack stay where
+//   f looks for them.
+//   f runs, and its `ret` lands on the return point inside the trampoline,
+//   which saves the return registers (rax rdx xmm0 xmm1), calls
+//   limpwatch_patched_return(slot) for A, puts A back in the slot and
+//   returns there.
+//
+// Every `ret` on the way is matched by the `call` that pushed its address,
+// so the processor's return stack buffer predicts each of them: f's return
+// to the trampoline, and the trampoline's to A. Hijacking f's return address
+// instead (writing the trampoline's address into the slot) costs one return
+// misprediction a call.
 //
 // The C++ handlers (return_stack.h) may run cold paths that call the C
 // library, so every vector argument register is saved, not just the ones the
@@ -20,24 +30,30 @@
 //
 // GCC disables interprocedural register allocation (-fipa-ra) in code built
 // with -fpatchable-function-entry, so callers of a patched function assume
-// only the standard calling convention, which these trampolines keep.
+// only the standard calling convention, which these trampolines keep; r11,
+// which the stub takes, is free at any function's entry.
 #ifndef LIMPWATCH_RUNTIME_SRC_PATCHING_TRAMPOLINES_H_
 #define LIMPWATCH_RUNTIME_SRC_PATCHING_TRAMPOLINES_H_
 
 #include <cstdint>
+#include <vector>
 
 extern "C" {
 void limpwatch_entry_trampoline();
-void limpwatch_return_trampoline();
+// Where a traced patched function returns to: the address its slot holds
+// while it runs.
+extern const char limpwatch_patched_return_point[];
 }
 
 namespace limpwatch::runtime::patching {
 
-// An entry stub (jump to limpwatch_entry_trampoline) that a rel32 call from
-// every address in [code_low, code_high) reaches: an existing one, or one on
-// a new executable page mapped near. 0 when no page can be placed within
-// reach or made executable. Not thread-safe: the patcher's lock is held.
-uint64_t EntryStubNear(uint64_t code_low, uint64_t code_high);
+// One entry stub for each of an object's sleds (stubs[i] for sleds[i]), on
+// new executable pages that a rel32 jump from every address in
+// [code_low, code_high) reaches. Empty when no page can be placed within
+// reach or made executable. The pages are written once, before they become
+// executable, and never change: a thread may run a stub while another
+// patches. Not thread-safe: the patcher's lock is held.
+std::vector<uint64_t> EntryStubsFor(const std::vector<uint64_t>& sleds, uint64_t code_low, uint64_t code_high);
 
 }  // namespace limpwatch::runtime::patching
 

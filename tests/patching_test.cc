@@ -150,6 +150,24 @@ TEST(PatchingTest, LongjmpAcrossPatchedFrames) {
   ExpectEveryStackClosed(run);
 }
 
+TEST(PatchingTest, TailCallsAndDeepRecursionThroughPatchedFunctionsAtO2) {
+  PatchedRun run = RunPatched("patched_tail_calls", {}, "");
+  SegmentCleanup cleanup(run.name);
+  ASSERT_EQ(run.run.exit_status, 0) << run.run.output << run.log;
+  EXPECT_EQ(run.run.output, "total 6280\n");
+  // Each tail call ends its caller where it begins; the callee returns in
+  // its stead, through the caller's return point.
+  EXPECT_EQ(Calls(run, "tail_chain"), 1000u);
+  EXPECT_EQ(Calls(run, "tail_caller"), 2000u);
+  EXPECT_EQ(Calls(run, "tail_target"), 2000u);
+  EXPECT_EQ(Calls(run, "descend"), 2010u);
+  EXPECT_EQ(run.snapshot.diagnostics.unmatched_exits, 0u);
+  EXPECT_EQ(run.snapshot.diagnostics.resynced_frames, 0u);
+  EXPECT_EQ(run.snapshot.diagnostics.overflowed_calls, 0u);
+  EXPECT_LE(TotalMs(run, "tail_target"), TotalMs(run, "main"));
+  ExpectEveryStackClosed(run);
+}
+
 TEST(PatchingTest, PthreadExitFromAPatchedFunction) {
   PatchedRun run = RunPatched("patched", {"pthread_exit"}, "");
   SegmentCleanup cleanup(run.name);

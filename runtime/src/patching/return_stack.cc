@@ -127,17 +127,22 @@ using limpwatch::runtime::patching::HijackedReturn;
 using limpwatch::runtime::patching::kReturnStackCapacity;
 using limpwatch::runtime::patching::ReturnStack;
 
-extern "C" LW_NO_INSTRUMENT int limpwatch_patched_enter(uint64_t function, uint64_t* slot) {
-  using namespace limpwatch::runtime;
-  uint64_t home = HomeEntry(function);
+namespace limpwatch::runtime::patching {
+namespace {
+
+// The entry of a call limpwatch_patched_enter's common case does not cover:
+// a function away from its home position in the index, a deselected one, a
+// busy stack, a tail call, a stale entry for this slot or a full stack.
+// Out of line, so that the common case keeps no register across its call.
+LW_COLD int EnterUnusual(uint64_t function, uint64_t* slot, uint64_t home) {
   if (IdFieldGivenHome(function, home) == kUnselectedIdField) return 0;  // deselected, not unpatched yet
-  ReturnStack& stack = patching::t_return_stack;
+  ReturnStack& stack = t_return_stack;
   if (stack.busy) return 0;
   stack.busy = 1;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   uint32_t depth = stack.depth;
-  if (__builtin_expect(*slot == patching::ReturnTrampoline(), 0)) {
-    patching::TakeOverTailCall(stack, function, slot);
+  if (__builtin_expect(*slot == ReturnTrampoline(), 0)) {
+    TakeOverTailCall(stack, function, slot);
     return 0;
   }
   // An entry for this very slot belongs to a frame that is gone. If an
@@ -149,16 +154,39 @@ extern "C" LW_NO_INSTRUMENT int limpwatch_patched_enter(uint64_t function, uint6
   }
   if (__builtin_expect(depth == kReturnStackCapacity, 0)) {
     stack.depth = depth;
-    depth = patching::CollectStaleReturns(stack);
+    depth = CollectStaleReturns(stack);
     if (depth == kReturnStackCapacity) {
       stack.busy = 0;
-      patching::CountUntracedCall();
+      CountUntracedCall();
       return 0;
     }
   }
   // The trampoline's call into the function writes the return point into
   // the slot; until then the slot holds the original, which counts as live.
   stack.entries[depth] = HijackedReturn{*slot, slot, function, 0};
+  stack.depth = depth + 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  stack.busy = 0;
+  RecordTracedEnter(function, home);
+  return 1;
+}
+
+}  // namespace
+}  // namespace limpwatch::runtime::patching
+
+extern "C" LW_NO_INSTRUMENT int limpwatch_patched_enter(uint64_t function, uint64_t* slot) {
+  using namespace limpwatch::runtime;
+  uint64_t home = HomeEntry(function);
+  ReturnStack& stack = patching::t_return_stack;
+  uint32_t depth = stack.depth;
+  uint64_t original = *slot;
+  bool usual = (home >> limpwatch::shm::kFunctionIdBits) == function && (home & kIdFieldMask) != kUnselectedIdField &&
+               stack.busy == 0 && original != patching::ReturnTrampoline() && depth < kReturnStackCapacity &&
+               (depth == 0 || stack.entries[depth - 1].slot != slot);
+  if (__builtin_expect(!usual, 0)) return patching::EnterUnusual(function, slot, home);
+  stack.busy = 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  stack.entries[depth] = HijackedReturn{original, slot, function, 0};
   stack.depth = depth + 1;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   stack.busy = 0;

@@ -11,7 +11,9 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <string>
 #include <thread>
 
 #include "limpwatch/shm/segment.h"
@@ -54,6 +56,18 @@ uint64_t Calls(const std::map<std::string, shm::CounterValues>& counters, const 
 }
 
 uint64_t Calls(const PatchedRun& run, const std::string& function) { return Calls(run.counters, function); }
+
+void ExpectCalls(const PatchedRun& run, const std::map<std::string, uint64_t>& expected) {
+  for (const auto& [function, calls] : expected) EXPECT_EQ(Calls(run, function), calls) << function;
+}
+
+// No exit went unmatched, no frame was closed by resynchronisation, no call
+// was left untraced for want of room.
+void ExpectCleanDiagnostics(const PatchedRun& run) {
+  EXPECT_EQ(run.snapshot.diagnostics.unmatched_exits, 0u);
+  EXPECT_EQ(run.snapshot.diagnostics.resynced_frames, 0u);
+  EXPECT_EQ(run.snapshot.diagnostics.overflowed_calls, 0u);
+}
 
 double SelfMs(const PatchedRun& run, const std::string& function) {
   return run.snapshot.TicksToNs(run.counters.at(function).self_ticks) / kMs;
@@ -157,13 +171,8 @@ TEST(PatchingTest, TailCallsAndDeepRecursionThroughPatchedFunctionsAtO2) {
   EXPECT_EQ(run.run.output, "total 6280\n");
   // Each tail call ends its caller where it begins; the callee returns in
   // its stead, through the caller's return point.
-  EXPECT_EQ(Calls(run, "tail_chain"), 1000u);
-  EXPECT_EQ(Calls(run, "tail_caller"), 2000u);
-  EXPECT_EQ(Calls(run, "tail_target"), 2000u);
-  EXPECT_EQ(Calls(run, "descend"), 2010u);
-  EXPECT_EQ(run.snapshot.diagnostics.unmatched_exits, 0u);
-  EXPECT_EQ(run.snapshot.diagnostics.resynced_frames, 0u);
-  EXPECT_EQ(run.snapshot.diagnostics.overflowed_calls, 0u);
+  ExpectCalls(run, {{"tail_chain", 1000}, {"tail_caller", 2000}, {"tail_target", 2000}, {"descend", 2010}});
+  ExpectCleanDiagnostics(run);
   EXPECT_LE(TotalMs(run, "tail_target"), TotalMs(run, "main"));
   ExpectEveryStackClosed(run);
 }

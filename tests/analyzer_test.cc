@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <set>
 
@@ -254,6 +255,53 @@ TEST(PeerComparisonTest, NetworkReceiveAnomalyIsIndictedOnNetwork) {
   ASSERT_FALSE(result.alarms.empty());
   EXPECT_EQ(result.alarms.front().server, ServerName(7));
   EXPECT_EQ(result.alarms.front().resource, shm::Resource::kNetwork);
+}
+
+// A read loop calls its read as many times as the network splits the
+// message: a healthy server receiving from a limping peer reads more, smaller
+// pieces. Marked uncounted, its count is left out of the count vector (its
+// time and samples stay compared); unmarked, the same stream fires on count.
+TEST(PeerComparisonTest, AnUncountedReadLoopsCallCountIsNotCompared) {
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kNetworkCount;
+  cluster.faulty_server = 7;
+  auto fires_on_count = [](const ReplayResult& result) {
+    for (const Alarm& alarm : result.alarms) {
+      if (std::find(alarm.metrics.begin(), alarm.metrics.end(), "count") != alarm.metrics.end()) return true;
+    }
+    return false;
+  };
+  ReplayResult unmarked = Replay(cluster);
+  EXPECT_TRUE(fires_on_count(unmarked));
+  ReplayResult marked = ReplayCluster({}, GenerateCluster(cluster), {},
+                                      testing::SyntheticManifest(true, {"net_recv_message"}), testing::SyntheticNames(),
+                                      nullptr);
+  EXPECT_FALSE(fires_on_count(marked)) << AlarmToLogLine(marked.alarms.front());
+}
+
+TEST(ResourceManifestTest, UncountedFollowsAResourceAndAnythingElseIsReportedByLine) {
+  std::string path = ::testing::TempDir() + "uncounted.manifest";
+  std::ofstream(path) << "read_loop* network uncounted   # a read loop\n"
+                         "wait* idle\n"
+                         "lonely\n"
+                         "x disk uncounted extra\n"
+                         "y idle uncounted\n"
+                         "z network sometimes\n";
+  analyzer::ResourceManifest manifest;
+  std::vector<std::string> problems;
+  ASSERT_TRUE(manifest.Load(path, &problems));
+  std::remove(path.c_str());
+  EXPECT_TRUE(manifest.IsUncounted("read_loop_payload"));
+  EXPECT_EQ(manifest.Classify("read_loop_payload"), shm::Resource::kNetwork);
+  EXPECT_TRUE(manifest.has_uncounted_rules());
+  EXPECT_TRUE(manifest.IsIdle("wait_for_work"));
+  EXPECT_FALSE(manifest.IsUncounted("wait_for_work"));
+  EXPECT_EQ(manifest.size(), 2u);
+  ASSERT_EQ(problems.size(), 4u);
+  EXPECT_EQ(problems[0], path + ":3: expected '<function or glob> <disk|network|cpu|memory|idle> [uncounted]'");
+  EXPECT_EQ(problems[1], path + ":4: expected '<function or glob> <disk|network|cpu|memory|idle> [uncounted]'");
+  EXPECT_EQ(problems[2], path + ":5: an idle function is left out of every comparison; 'uncounted' adds nothing");
+  EXPECT_EQ(problems[3], path + ":6: expected '<function or glob> <disk|network|cpu|memory|idle> [uncounted]'");
 }
 
 // A fault that limpwatch measures itself (tick_record.h) indicts only the

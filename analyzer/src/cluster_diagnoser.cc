@@ -132,23 +132,33 @@ double ClusterDiagnoser::ThresholdFor(const std::string& server, ComparedMetric 
   return value ? std::max(*value, DefaultThresholdFloor(metric)) : default_threshold;
 }
 
-bool ClusterDiagnoser::IsIdleFeature(uint32_t key) {
-  auto known = idle_keys_.find(key);
-  if (known != idle_keys_.end()) return known->second;
-  if (names_ == nullptr || names_->HashOfKey(key) == 0) return false;  // decided once its name is known
-  bool idle = manifest_.IsIdle(names_->NameOfKey(key));
-  idle_keys_.emplace(key, idle);
-  return idle;
+namespace {
+constexpr uint8_t kLeftOutEverywhere = 1;  // idle
+constexpr uint8_t kLeftOutOfCounts = 2;    // uncounted
+}  // namespace
+
+bool ClusterDiagnoser::IsLeftOut(uint32_t key, Metric metric) {
+  uint8_t bits = 0;
+  if (auto known = left_out_keys_.find(key); known != left_out_keys_.end()) {
+    bits = known->second;
+  } else {
+    if (names_ == nullptr || names_->HashOfKey(key) == 0) return false;  // decided once its name is known
+    std::string name = names_->NameOfKey(key);
+    bits = (manifest_.IsIdle(name) ? kLeftOutEverywhere : 0) | (manifest_.IsUncounted(name) ? kLeftOutOfCounts : 0);
+    left_out_keys_.emplace(key, bits);
+  }
+  return (bits & kLeftOutEverywhere) != 0 || (metric == Metric::kCount && (bits & kLeftOutOfCounts) != 0);
 }
 
-std::vector<Feature> ClusterDiagnoser::WithoutIdleFunctions(const std::vector<Feature>& features, IdleMask* mask) {
+std::vector<Feature> ClusterDiagnoser::WithoutLeftOutFunctions(const std::vector<Feature>& features, Metric metric,
+                                                               LeftOutMask* mask) {
   // Every server reports the same feature set in the same order: the first
   // vector of a window decides per position, the others only look up keys
   // where they differ from it.
   if (mask->keys.empty()) {
     for (const Feature& feature : features) {
       mask->keys.push_back(feature.key);
-      mask->idle.push_back(IsIdleFeature(feature.key));
+      mask->left_out.push_back(IsLeftOut(feature.key, metric));
     }
   }
   std::vector<Feature> kept;
@@ -156,7 +166,7 @@ std::vector<Feature> ClusterDiagnoser::WithoutIdleFunctions(const std::vector<Fe
   for (size_t index = 0; index < features.size(); ++index) {
     const Feature& feature = features[index];
     bool same_place = index < mask->keys.size() && mask->keys[index] == feature.key;
-    if (!(same_place ? mask->idle[index] != 0 : IsIdleFeature(feature.key))) kept.push_back(feature);
+    if (!(same_place ? mask->left_out[index] != 0 : IsLeftOut(feature.key, metric))) kept.push_back(feature);
   }
   return kept;
 }
@@ -166,15 +176,17 @@ void ClusterDiagnoser::ScoreVectorMetric(ComparedMetric metric, const std::vecto
   Metric vector_metric = VectorMetricOf(metric);
   std::vector<size_t> members;  // indices into summaries with this metric
   std::vector<const std::vector<Feature>*> vectors;
-  std::vector<std::vector<Feature>> working;  // the vectors without idle functions
+  std::vector<std::vector<Feature>> working;  // the vectors without the functions left out
   working.reserve(summaries.size());
-  IdleMask idle_mask;
+  LeftOutMask left_out_mask;
+  bool leaves_some_out =
+      manifest_.has_idle_rules() || (vector_metric == Metric::kCount && manifest_.has_uncounted_rules());
   for (size_t index = 0; index < summaries.size(); ++index) {
     const auto* features = FeaturesOf(*summaries[index], vector_metric);
     if (features == nullptr || features->empty()) continue;
     members.push_back(index);
-    if (manifest_.has_idle_rules()) {
-      working.push_back(WithoutIdleFunctions(*features, &idle_mask));
+    if (leaves_some_out) {
+      working.push_back(WithoutLeftOutFunctions(*features, vector_metric, &left_out_mask));
       features = &working.back();
     }
     vectors.push_back(features);

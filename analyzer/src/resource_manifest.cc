@@ -29,12 +29,13 @@ std::optional<shm::Resource> ParseResource(std::string_view name) {
   return std::nullopt;
 }
 
-void ResourceManifest::AddRule(const std::string& pattern, shm::Resource resource) {
-  rules_.push_back({pattern, resource, false});
+void ResourceManifest::AddRule(const std::string& pattern, shm::Resource resource, bool uncounted) {
+  rules_.push_back({pattern, resource, false, uncounted});
+  has_uncounted_rules_ = has_uncounted_rules_ || uncounted;
 }
 
 void ResourceManifest::AddIdleRule(const std::string& pattern) {
-  rules_.push_back({pattern, shm::Resource::kUnknown, true});
+  rules_.push_back({pattern, shm::Resource::kUnknown, true, false});
   has_idle_rules_ = true;
 }
 
@@ -46,14 +47,18 @@ bool ResourceManifest::Load(const std::string& path, std::vector<std::string>* p
     size_t comment = line.find('#');
     if (comment != std::string::npos) line.resize(comment);
     std::istringstream fields(line);
-    std::string pattern, resource_name, extra;
+    std::string pattern, resource_name, mark, extra;
     if (!(fields >> pattern)) continue;
     std::string where = path + ":" + std::to_string(number) + ": ";
-    if (!(fields >> resource_name) || (fields >> extra)) {
-      problems->push_back(where + "expected '<function or glob> <disk|network|cpu|memory|idle>'");
+    if (!(fields >> resource_name) || ((fields >> mark) && mark != "uncounted") || (fields >> extra)) {
+      problems->push_back(where + "expected '<function or glob> <disk|network|cpu|memory|idle> [uncounted]'");
       continue;
     }
     if (resource_name == "idle") {
+      if (!mark.empty()) {
+        problems->push_back(where + "an idle function is left out of every comparison; 'uncounted' adds nothing");
+        continue;
+      }
       AddIdleRule(pattern);
       continue;
     }
@@ -62,7 +67,7 @@ bool ResourceManifest::Load(const std::string& path, std::vector<std::string>* p
       problems->push_back(where + "unknown resource '" + resource_name + "'");
       continue;
     }
-    AddRule(pattern, *resource);
+    AddRule(pattern, *resource, !mark.empty());
   }
   return true;
 }
@@ -86,6 +91,11 @@ shm::Resource ResourceManifest::Classify(const std::string& function) const {
 bool ResourceManifest::IsIdle(const std::string& function) const {
   const Rule* rule = FirstMatch(function);
   return rule != nullptr && rule->idle;
+}
+
+bool ResourceManifest::IsUncounted(const std::string& function) const {
+  const Rule* rule = FirstMatch(function);
+  return rule != nullptr && rule->uncounted;
 }
 
 }  // namespace limpwatch::analyzer

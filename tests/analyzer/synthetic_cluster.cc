@@ -177,14 +177,16 @@ analyzer::NameBook SyntheticNames() {
   return names;
 }
 
-analyzer::ResourceManifest SyntheticManifest(bool idle_marked) {
+analyzer::ResourceManifest SyntheticManifest(bool idle_marked, const std::vector<std::string>& uncounted) {
   analyzer::ResourceManifest manifest;
   for (const SyntheticFunction& function : kFunctions) {
     if (function.runqueue) continue;  // classified by the analyzer itself
     if (function.idle && idle_marked) {
       manifest.AddIdleRule(function.name);
     } else {
-      manifest.AddRule(function.name, function.idle ? shm::Resource::kCpu : *analyzer::ParseResource(function.resource));
+      bool marked = std::find(uncounted.begin(), uncounted.end(), function.name) != uncounted.end();
+      manifest.AddRule(function.name, function.idle ? shm::Resource::kCpu : *analyzer::ParseResource(function.resource),
+                       marked);
     }
   }
   return manifest;

@@ -67,9 +67,10 @@ std::string ServerName(int index);
 std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const SyntheticCluster& cluster);
 
 // The names of the synthetic functions, and a manifest naming their resources
-// (with `idle_marked` false, the waiting functions count as CPU work).
+// (with `idle_marked` false, the waiting functions count as CPU work; the
+// functions in `uncounted` are marked so).
 analyzer::NameBook SyntheticNames();
-analyzer::ResourceManifest SyntheticManifest(bool idle_marked = true);
+analyzer::ResourceManifest SyntheticManifest(bool idle_marked = true, const std::vector<std::string>& uncounted = {});
 
 // Names of the storage functions (the root cause of kDiskTime).
 std::vector<std::string> StorageFunctionNames();

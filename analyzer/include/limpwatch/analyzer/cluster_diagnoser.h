@@ -104,13 +104,15 @@ class ClusterDiagnoser {
   // Functions the manifest marks idle (waiting for work) are left out of the
   // distances: the time a fault takes from them shows, mirrored, in the
   // functions that do the work, while how idle time splits among a server's
-  // waiting threads is noise that differs from server to server.
-  struct IdleMask {
+  // waiting threads is noise that differs from server to server. Functions
+  // it marks uncounted are left out of the count vector only.
+  struct LeftOutMask {
     std::vector<uint32_t> keys;
-    std::vector<uint8_t> idle;
+    std::vector<uint8_t> left_out;
   };
-  bool IsIdleFeature(uint32_t key);
-  std::vector<Feature> WithoutIdleFunctions(const std::vector<Feature>& features, IdleMask* mask);
+  bool IsLeftOut(uint32_t key, Metric metric);
+  std::vector<Feature> WithoutLeftOutFunctions(const std::vector<Feature>& features, Metric metric,
+                                               LeftOutMask* mask);
   double ThresholdFor(const std::string& server, ComparedMetric metric, double default_threshold, bool* trained) const;
   Alarm BuildAlarm(const std::string& server, ServerState& state, const std::vector<ComparedMetric>& fired,
                    uint64_t window, uint64_t now_unix_ms, const std::vector<const PeerSummary*>& summaries);
@@ -136,7 +138,8 @@ class ClusterDiagnoser {
   // servers in windows where nobody was anomalous; features that vary a lot
   // without a fault weigh less.
   std::unordered_map<uint32_t, double> spread_[kVectorMetricCount];
-  std::unordered_map<uint32_t, bool> idle_keys_;  // by feature key, once its name is known
+  // By feature key, once its name is known: kLeftOut* bits.
+  std::unordered_map<uint32_t, uint8_t> left_out_keys_;
 };
 
 }  // namespace limpwatch::analyzer

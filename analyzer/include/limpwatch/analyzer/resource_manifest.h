@@ -1,12 +1,16 @@
 // Which resource a function stands for: disk, network, CPU or memory.
 //
 // A manifest is a text file, one rule a line, '#' starts a comment:
-//     <function name or glob> <disk|network|cpu|memory|idle>
+//     <function name or glob> <disk|network|cpu|memory|idle> [uncounted]
 // "idle" marks functions where threads wait for work (a job queue's wait,
 // an event loop's epoll_wait): their time grows when the server has less to
 // do, so they are never named as a root cause, and peers are compared
 // without them (the work functions show the same shift, without the noise of
 // how idle time splits among waiting threads).
+// "uncounted" after a resource marks a function whose number of calls
+// follows how its input arrives rather than how much work there is (a loop
+// that reads a message in as many pieces as the network delivers): peers are
+// compared without its call count, and with its time and samples as usual.
 // The first matching rule wins. The PVFS manifest (pvfs-patches/) maps
 // trove/dbpf calls to disk, BMI calls to network, and so on; the test-bed
 // ships its own.
@@ -30,7 +34,7 @@ class ResourceManifest {
   // Adds the rules of a manifest file; malformed lines are reported in
   // *problems ("file:line: ...") and skipped. False if it cannot be read.
   bool Load(const std::string& path, std::vector<std::string>* problems);
-  void AddRule(const std::string& pattern, shm::Resource resource);
+  void AddRule(const std::string& pattern, shm::Resource resource, bool uncounted = false);
   void AddIdleRule(const std::string& pattern);
 
   // The resource of the first rule matching `function`, or kUnknown (also
@@ -39,6 +43,9 @@ class ResourceManifest {
   // True when the first rule matching `function` marks it idle.
   bool IsIdle(const std::string& function) const;
   bool has_idle_rules() const { return has_idle_rules_; }
+  // True when the first rule matching `function` marks it uncounted.
+  bool IsUncounted(const std::string& function) const;
+  bool has_uncounted_rules() const { return has_uncounted_rules_; }
   size_t size() const { return rules_.size(); }
 
  private:
@@ -46,10 +53,12 @@ class ResourceManifest {
     std::string pattern;
     shm::Resource resource;
     bool idle;
+    bool uncounted;
   };
   const Rule* FirstMatch(const std::string& function) const;
   std::vector<Rule> rules_;
   bool has_idle_rules_ = false;
+  bool has_uncounted_rules_ = false;
 };
 
 }  // namespace limpwatch::analyzer

@@ -34,7 +34,11 @@ double ThresholdResolution(ComparedMetric metric) { return IsVectorMetric(metric
 double DefaultThresholdFloor(ComparedMetric metric) {
   switch (metric) {
     case ComparedMetric::kSamples: return 20;   // samples per window
-    case ComparedMetric::kCount: return 200;    // calls per window
+    // Calls per window. Fault-free test-bed servers under postmark, a load
+    // that training (ddw, ddr) does not see, drift up to 576 apart in a window;
+    // a server swapping its pages back in, or failing its writes, 1,200-3,500
+    // (measured).
+    case ComparedMetric::kCount: return 600;
     case ComparedMetric::kTime: return 200;     // ms of self time per window
     // ms: a loaded healthy test-bed connection on loopback shows up to 8, and
     // healthy OrangeFS servers under a bulk copy showed up to 15.5 over their

@@ -130,6 +130,20 @@ using limpwatch::runtime::patching::ReturnStack;
 namespace limpwatch::runtime::patching {
 namespace {
 
+// Keeps the call's return in entry `depth` and records its entry; the
+// caller set stack.busy. The trampoline's call into the function then writes
+// the return point into the slot; until then the slot holds the original,
+// which counts as live. Returns 1: the call is traced.
+LW_HOT int PushReturn(ReturnStack& stack, uint32_t depth, uint64_t original, uint64_t* slot, uint64_t function,
+                      uint64_t home) {
+  stack.entries[depth] = HijackedReturn{original, slot, function, 0};
+  stack.depth = depth + 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  stack.busy = 0;
+  RecordTracedEnter(function, home);
+  return 1;
+}
+
 // The entry of a call limpwatch_patched_enter's common case does not cover:
 // a function away from its home position in the index, a deselected one, a
 // busy stack, a tail call, a stale entry for this slot or a full stack.
@@ -161,14 +175,7 @@ LW_COLD int EnterUnusual(uint64_t function, uint64_t* slot, uint64_t home) {
       return 0;
     }
   }
-  // The trampoline's call into the function writes the return point into
-  // the slot; until then the slot holds the original, which counts as live.
-  stack.entries[depth] = HijackedReturn{*slot, slot, function, 0};
-  stack.depth = depth + 1;
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  stack.busy = 0;
-  RecordTracedEnter(function, home);
-  return 1;
+  return PushReturn(stack, depth, *slot, slot, function, home);
 }
 
 }  // namespace
@@ -186,12 +193,7 @@ extern "C" LW_NO_INSTRUMENT int limpwatch_patched_enter(uint64_t function, uint6
   if (__builtin_expect(!usual, 0)) return patching::EnterUnusual(function, slot, home);
   stack.busy = 1;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  stack.entries[depth] = HijackedReturn{original, slot, function, 0};
-  stack.depth = depth + 1;
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  stack.busy = 0;
-  RecordTracedEnter(function, home);
-  return 1;
+  return patching::PushReturn(stack, depth, original, slot, function, home);
 }
 
 extern "C" LW_NO_INSTRUMENT uint64_t limpwatch_patched_return(uint64_t* slot) {

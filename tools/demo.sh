@@ -25,6 +25,19 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+
+# The first anomaly alarm raised at or after unix second $1: the fault-free
+# part's alarms are counted above, not taken for the diagnosis.
+first_alarm_since() {
+  local since_ms=$(( $1 * 1000 )) line raised
+  while IFS= read -r line; do
+    raised=$(printf '%s' "$line" | grep -o '"raised_unix_ms":[0-9]*' | cut -d: -f2)
+    if [ -n "$raised" ] && [ "$raised" -ge "$since_ms" ]; then
+      printf '%s\n' "$line"
+      return
+    fi
+  done < <(cat "$work"/*.alarms 2>/dev/null | grep '"kind":"anomaly"')
+}
 trap 'exit 130' INT TERM
 
 export LIMPWATCH_ANALYZE=1 LIMPWATCH_QUIET=1
@@ -43,11 +56,12 @@ sleep 15
 echo "== fault-free so far: $(cat "$work"/*.alarms 2>/dev/null | wc -l) alarm(s)"
 
 echo "== injecting $fault on server$faulty"
+injected=$(date +%s)
 "$testbed" inject "$fault" --dir "$work/cluster" --server "$faulty" | tee "$work/inject.log" | head -n 3
 start=$(date +%s)
 alarm=""
 while [ $(( $(date +%s) - start )) -lt 90 ]; do
-  alarm=$(cat "$work"/*.alarms 2>/dev/null | grep '"kind":"anomaly"' | head -n 1 || true)
+  alarm=$(first_alarm_since "$injected")
   [ -n "$alarm" ] && break
   sleep 1
 done

@@ -25,6 +25,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 # The first anomaly alarm raised at or after unix second $1: the fault-free
 # part's alarms are counted above, not taken for the diagnosis.
@@ -38,7 +39,6 @@ first_alarm_since() {
     fi
   done < <(cat "$work"/*.alarms 2>/dev/null | grep '"kind":"anomaly"')
 }
-trap 'exit 130' INT TERM
 
 export LIMPWATCH_ANALYZE=1 LIMPWATCH_QUIET=1
 export LIMPWATCH_ALARMS="$work/%n.alarms"

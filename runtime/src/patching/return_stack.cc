@@ -14,7 +14,7 @@ thread_local ReturnStack t_return_stack [[gnu::tls_model("initial-exec")]];
 
 namespace {
 
-LW_HOT uint64_t ReturnTrampoline() { return reinterpret_cast<uint64_t>(limpwatch_patched_return_point); }
+LW_HOT uint64_t ReturnPoint() { return reinterpret_cast<uint64_t>(limpwatch_patched_return_point); }
 
 // Keeps, in order, the entries for which `keep(entry)` is true.
 template <typename Keep>
@@ -35,7 +35,7 @@ LW_NO_INSTRUMENT uint32_t Compact(ReturnStack& stack, Keep keep) {  // keep(Hija
 LW_NO_INSTRUMENT void MarkLive(const ReturnStack& stack, bool* live) {
   for (uint32_t index = stack.depth; index-- > 0;) {
     const HijackedReturn& entry = stack.entries[index];
-    live[index] = *entry.slot == ReturnTrampoline() || *entry.slot == entry.original;
+    live[index] = *entry.slot == ReturnPoint() || *entry.slot == entry.original;
     for (uint32_t later = index + 1; live[index] && later < stack.depth; ++later) {
       if (stack.entries[later].slot == entry.slot) live[index] = false;
     }
@@ -109,9 +109,9 @@ void RehijackSurvivors(uint64_t stack_position) {
       unwound[unwound_count++] = entry.function;
       return false;
     }
-    if (*entry.slot == ReturnTrampoline()) return true;
+    if (*entry.slot == ReturnPoint()) return true;
     if (*entry.slot != entry.original) return false;
-    *entry.slot = ReturnTrampoline();
+    *entry.slot = ReturnPoint();
     entry.restored = 0;
     return true;
   });
@@ -155,7 +155,7 @@ LW_COLD int EnterUnusual(uint64_t function, uint64_t* slot, uint64_t home) {
   stack.busy = 1;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   uint32_t depth = stack.depth;
-  if (__builtin_expect(*slot == ReturnTrampoline(), 0)) {
+  if (__builtin_expect(*slot == ReturnPoint(), 0)) {
     TakeOverTailCall(stack, function, slot);
     return 0;
   }
@@ -188,7 +188,7 @@ extern "C" LW_NO_INSTRUMENT int limpwatch_patched_enter(uint64_t function, uint6
   uint32_t depth = stack.depth;
   uint64_t original = *slot;
   bool usual = (home >> limpwatch::shm::kFunctionIdBits) == function && (home & kIdFieldMask) != kUnselectedIdField &&
-               stack.busy == 0 && original != patching::ReturnTrampoline() && depth < kReturnStackCapacity &&
+               stack.busy == 0 && original != patching::ReturnPoint() && depth < kReturnStackCapacity &&
                (depth == 0 || stack.entries[depth - 1].slot != slot);
   if (__builtin_expect(!usual, 0)) return patching::EnterUnusual(function, slot, home);
   stack.busy = 1;

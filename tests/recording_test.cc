@@ -199,6 +199,58 @@ TEST(OfflineCommandsTest, TrainThenDiagnoseRecordings) {
   EXPECT_EQ(diagnosed.output.find("\"server\":\"server0\""), std::string::npos) << diagnosed.output;
 }
 
+// Each recording of a server starts it again: its first windows are its
+// start-up, which never alarms, so neither trains. Two runs back to back, the
+// second with a disk slow for its first seconds on one server: the trained
+// thresholds are those of two quiet runs, and the diagnosis stays silent.
+TEST(OfflineCommandsTest, EachRunsStartUpIsLeftOutOfTrainingAndDiagnosis) {
+  testing::TempDir directory;
+  limpwatch::testing::SyntheticCluster first;
+  first.servers = 4;
+  first.ticks = 60;
+  first.seed = 41;
+  limpwatch::testing::SyntheticCluster quiet = first;
+  quiet.seed = 42;
+  quiet.first_tick = first.first_tick + first.ticks;  // started right after the first
+  limpwatch::testing::SyntheticCluster starting_slowly = quiet;
+  starting_slowly.fault = limpwatch::testing::SyntheticFault::kDiskTime;
+  starting_slowly.faulty_server = 2;
+  starting_slowly.fault_start = 0;
+  starting_slowly.fault_end = 5;
+  std::string quiet_runs, slow_start_runs;
+  for (const auto& path : WriteRecordings(first, directory, "a-")) {
+    quiet_runs += " " + path;
+    slow_start_runs += " " + path;
+  }
+  for (const auto& path : WriteRecordings(quiet, directory, "b-")) quiet_runs += " " + path;
+  for (const auto& path : WriteRecordings(starting_slowly, directory, "c-")) slow_start_runs += " " + path;
+  auto dread_threshold = [&](const std::string& runs, const std::string& name) {
+    CommandResult trained = RunCli("train --pooled" + runs + " -o " + directory.File(name));
+    EXPECT_EQ(trained.status, 0) << trained.output;
+    size_t at = trained.output.find("* dread ");
+    return at == std::string::npos ? -1.0 : std::stod(trained.output.substr(at + 8));
+  };
+  double quiet_threshold = dread_threshold(quiet_runs, "quiet");
+  double slow_start_threshold = dread_threshold(slow_start_runs, "slow-start");
+  EXPECT_GT(quiet_threshold, 0);
+  EXPECT_LT(quiet_threshold, 1.0);  // the slow start scores 2.5 ms a read over its peers
+  EXPECT_EQ(slow_start_threshold, quiet_threshold);
+
+  CommandResult diagnosed = RunCli("diagnose --json" + slow_start_runs);
+  ASSERT_EQ(diagnosed.status, 0) << diagnosed.output;
+  EXPECT_EQ(diagnosed.output.find("\"kind\":\"anomaly\""), std::string::npos) << diagnosed.output;
+  // The same slow disk later in the run is no start-up.
+  limpwatch::testing::SyntheticCluster slow_later = starting_slowly;
+  slow_later.fault_start = 30;
+  slow_later.fault_end = 40;
+  std::string slow_later_runs;
+  for (const auto& path : WriteRecordings(first, directory, "a-")) slow_later_runs += " " + path;
+  for (const auto& path : WriteRecordings(slow_later, directory, "d-")) slow_later_runs += " " + path;
+  CommandResult found = RunCli("diagnose --json" + slow_later_runs);
+  ASSERT_EQ(found.status, 0) << found.output;
+  EXPECT_NE(found.output.find("\"server\":\"server2\""), std::string::npos) << found.output;
+}
+
 TEST(OfflineCommandsTest, TrainingReadsRunsInAnyOrderAndCanPool) {
   testing::TempDir directory;
   limpwatch::testing::SyntheticCluster first;

@@ -23,10 +23,16 @@ ReplayResult ReplayCluster(const AnalyzerConfig& config, const std::map<std::str
   }
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.tick < b.tick; });
 
+  // Each recording of a server after its first (two runs of one cluster,
+  // replayed together) is a new start of that server: a new boot, with
+  // windows and a warm-up of its own.
   std::map<std::string, std::unique_ptr<NodePipeline>> pipelines;
-  for (const auto& [server, records] : ticks) {
-    pipelines[server] = std::make_unique<NodePipeline>(config, shm::FunctionNameHash(server));
-  }
+  std::map<std::string, uint64_t> boots;
+  auto start_pipeline = [&](const std::string& server) {
+    uint64_t boot_id = shm::FunctionNameHash(server) + boots[server]++;
+    pipelines[server] = std::make_unique<NodePipeline>(config, boot_id);
+  };
+  for (const auto& [server, records] : ticks) start_pipeline(server);
   ClusterDiagnoser diagnoser(config, thresholds, manifest, &names, "offline");
 
   // Online, the summaries of window w cross between servers within the tick
@@ -54,6 +60,9 @@ ReplayResult ReplayCluster(const AnalyzerConfig& config, const std::map<std::str
     uint64_t tick = events[index].tick;
     for (; index < events.size() && events[index].tick == tick; ++index) {
       const Event& event = events[index];
+      if (event.record->starts_recording && event.record != &ticks.at(*event.server).front()) {
+        start_pipeline(*event.server);
+      }
       for (const PeerSummary& summary : pipelines[*event.server]->AddTick(*event.record)) {
         produced[summary.window].push_back(transform ? transform(summary) : summary);
       }

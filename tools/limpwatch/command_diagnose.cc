@@ -74,7 +74,7 @@ int RunDiagnose(const std::vector<std::string>& args) {
         if (!score.anomalous && !every_score) continue;
         line += "; " + score.server + " " + analyzer::ComparedMetricName(score.metric) + " " +
                 FormatFixed(score.score, 2) + (score.anomalous ? " > " : " <= ") +
-                FormatFixed(score.threshold, 2);
+                FormatFixed(score.threshold, 2) + (score.warming_up ? " (warming up)" : "");
       }
       WriteOut(line + "\n");
     }

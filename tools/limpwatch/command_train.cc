@@ -61,7 +61,10 @@ int RunTrain(const std::vector<std::string>& args) {
   std::map<std::pair<std::string, analyzer::ComparedMetric>, std::vector<double>> scores;
   for (const analyzer::WindowResult& window : result.windows) {
     for (const analyzer::MetricScore& score : window.scores) {
-      if (analyzer::IsTrainedMetric(score.metric)) scores[{score.server, score.metric}].push_back(score.score);
+      // A server's start-up never alarms, so it does not raise the bar either.
+      if (analyzer::IsTrainedMetric(score.metric) && !score.warming_up) {
+        scores[{score.server, score.metric}].push_back(score.score);
+      }
     }
   }
   analyzer::Thresholds thresholds;

@@ -149,6 +149,7 @@ bool LoadRun(const std::vector<std::string>& paths, LoadedRun* run, std::string*
     run->tick_ms = trace.tick_ms;
     run->names.Add(trace.names);
     auto& series = run->ticks[trace.node];
+    trace.ticks.front().starts_recording = true;
     for (auto& tick : trace.ticks) series.push_back(std::move(tick));
   }
   // Files of one server may come in any order (runs named alphabetically);

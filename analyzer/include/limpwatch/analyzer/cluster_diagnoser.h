@@ -50,6 +50,9 @@ struct MetricScore {
   double threshold = 0;
   bool trained = false;  // threshold from training (else the default rule)
   bool anomalous = false;
+  // Among the server's first warmup_windows windows: scored, never counted
+  // as anomalous, and so left out of training too.
+  bool warming_up = false;
 };
 
 struct WindowResult {
@@ -89,7 +92,8 @@ class ClusterDiagnoser {
   struct ServerState {
     History metrics[kComparedMetricCount];
     uint64_t last_window = 0;
-    uint64_t windows_seen = 0;
+    uint64_t boot_id = 0;
+    uint64_t windows_seen = 0;  // since the server (re)started
     bool silent_reported = false;
     uint64_t last_alarm_ms = 0;
     shm::Resource last_alarm_resource = shm::Resource::kUnknown;

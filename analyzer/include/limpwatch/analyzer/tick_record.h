@@ -59,6 +59,9 @@ struct TickRecord {
   std::vector<FunctionTick> functions;  // sorted by name_hash, active functions only
   IoTick io;
   NodeTick node_stats;
+  // Not recorded: set by whoever loads recordings on the first tick of each
+  // one, which the replay takes for a start of the server (a new boot).
+  bool starts_recording = false;
 };
 
 // The name of a feature limpwatch adds to every tick's functions: the time

@@ -544,6 +544,26 @@ TEST(PeerComparisonTest, TheWaitForACpuIsComparedOnItsOwnAboveTrainedProfileThre
   EXPECT_EQ(starved.alarms.front().metrics, std::vector<std::string>{"cpuwait"});
 }
 
+// A CPU quota slows the server's writes at once and its wait for a CPU a
+// little later: the writes can fire first. A wait already anomalous then is
+// the shortage, from the first alarm on.
+TEST(PeerComparisonTest, ACpuQuotaIsNamedThoughItsSlowWritesFireFirst) {
+  SyntheticCluster cluster;
+  cluster.fault = SyntheticFault::kCpuQuota;
+  cluster.faulty_server = 4;
+  ReplayResult result = Replay(cluster, {}, DeafProfiles());
+  ASSERT_FALSE(result.alarms.empty());
+  const Alarm& first = result.alarms.front();
+  EXPECT_EQ(first.server, ServerName(4)) << AlarmToLogLine(first);
+  EXPECT_EQ(first.metrics, std::vector<std::string>{"dwrite"}) << AlarmToLogLine(first);
+  EXPECT_EQ(first.resource, shm::Resource::kCpu) << AlarmToLogLine(first);
+  // Slow writes with no wait for a CPU stay the disk's.
+  cluster.fault = SyntheticFault::kDiskTime;
+  ReplayResult disk = Replay(cluster, {}, DeafProfiles());
+  ASSERT_FALSE(disk.alarms.empty());
+  EXPECT_EQ(disk.alarms.front().resource, shm::Resource::kDisk) << AlarmToLogLine(disk.alarms.front());
+}
+
 TEST(PeerComparisonTest, OneSecondOfRetransmissionsIsNotALossyLink) {
   // One tick of retransmission timeouts sits in four overlapping windows; a
   // window's sum would carry it into all of them, past the k-of-(2k-1) filter.

@@ -548,6 +548,11 @@ Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state
     alarm.top_functions.push_back(std::move(function));
   }
 
+  // A CPU quota slows the server's writes too, and dwrite can reach k
+  // anomalous windows before the wait for a CPU does (test-bed, iozonew):
+  // a wait anomalous now, past the cpuwait metric's 4x, counts as fired.
+  const std::deque<bool>& cpu_wait_history = state.metrics[static_cast<int>(ComparedMetric::kCpuWait)].anomalous;
+  cpu_wait |= !cpu_wait_history.empty() && cpu_wait_history.back();
   // 0. The server's threads waited for a CPU, or its connections lost
   //    packets, far more than its peers': that is the shortage, whatever
   //    functions it then spent its time in (a server sharing its CPU with

@@ -92,6 +92,9 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
         }
         if (slow_syncs && function.name == kSyncingFunction) self_ms *= kSlowSyncFactor;
         if (faulty && cluster.fault == SyntheticFault::kCpuStarved && function.runqueue) self_ms *= 8.0;
+        if (faulty && cluster.fault == SyntheticFault::kCpuQuota && function.runqueue && t >= cluster.fault_start + 2) {
+          self_ms *= 20.0;
+        }
         if (faulty && cluster.fault == SyntheticFault::kSlowSyncsOnBusyCpu && function.runqueue) self_ms *= 3.5;
         if (cluster.fault == SyntheticFault::kBusyOnOverloadedCpu && function.runqueue) self_ms *= faulty ? 20.0 : 8.0;
         if (faulty && (cluster.fault == SyntheticFault::kPacketLoss || cluster.fault == SyntheticFault::kCpuShared) &&
@@ -156,6 +159,7 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
         dread *= 6;
         dwrite *= 6;
       }
+      if (faulty && cluster.fault == SyntheticFault::kCpuQuota) dwrite *= 6;
       tick.io.dread_ms = dread;
       tick.io.dwrite_ms = dwrite;
       tick.io.file_reads = 200;

@@ -44,6 +44,10 @@ enum class SyntheticFault {
   kMemoryThrashing,  // the server's machine is short of memory: its pages are reclaimed and
                      // faulted in again, 300 major faults a second (its peers: none), and its
                      // storage calls take 3x longer
+  kCpuQuota,      // a CPU quota: its file writes take 6x longer at once (its writing threads are
+                  // throttled mid-call), while its wait for a CPU, 20x longer (test-bed: 1.6-2.2 s a
+                  // tick against 0.08-0.1), shows only from the fault's third tick (test-bed,
+                  // iozonew: dwrite fired two windows before cpuwait)
   kPagesSwappedOut,  // its memory group is at its limit beside a growing process: 30 major faults a
                      // second (its peers: none) and nothing else measurably different
 };

@@ -60,6 +60,11 @@ double DefaultThresholdFloor(ComparedMetric metric) {
     // started (measured under ddw), and one sharing a memory cgroup at its
     // limit with a growing process faulted 10-120 a second.
     case ComparedMetric::kMajorFaults: return 10;
+    // ms per write call over the peers' median. Healthy test-bed servers
+    // writing a stream to disks of their own, on one host disk, drift up to
+    // 2.6 ms apart for a few seconds, which a minute of training may not
+    // see; a competing reader on a server's disk adds 3.6-13 ms (measured).
+    case ComparedMetric::kDwrite: return 3.0;
     default: return 1.0;                        // ms per I/O call
   }
 }

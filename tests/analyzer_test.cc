@@ -393,6 +393,14 @@ Thresholds DeafProfiles() {
   return deaf;
 }
 
+// `fault` on `faulty_server`, replayed with the profiles deaf.
+ReplayResult ReplayWithDeafProfiles(SyntheticFault fault, int faulty_server) {
+  SyntheticCluster cluster;
+  cluster.fault = fault;
+  cluster.faulty_server = faulty_server;
+  return Replay(cluster, {}, DeafProfiles());
+}
+
 // The faulty server alone is indicted, on `resource`, and the first alarm
 // names `metric` alone with `feature` first; the healthy cluster stays
 // quiet, and so does the faulty one with `metric`'s threshold trained above
@@ -510,10 +518,7 @@ TEST(PeerComparisonTest, AFewSyncsAWindowAreNotCompared) {
 // short of what the cpuwait metric calls a shortage, does not name the CPU
 // over the syncs that fired.
 TEST(PeerComparisonTest, ABusyServerWithSlowSyncsIsShortOfDiskNotCpu) {
-  SyntheticCluster cluster;
-  cluster.fault = SyntheticFault::kSlowSyncsOnBusyCpu;
-  cluster.faulty_server = 2;
-  ReplayResult result = Replay(cluster, {}, DeafProfiles());
+  ReplayResult result = ReplayWithDeafProfiles(SyntheticFault::kSlowSyncsOnBusyCpu, 2);
   ASSERT_FALSE(result.alarms.empty());
   for (const Alarm& alarm : result.alarms) {
     EXPECT_EQ(alarm.server, ServerName(2)) << AlarmToLogLine(alarm);
@@ -548,18 +553,14 @@ TEST(PeerComparisonTest, TheWaitForACpuIsComparedOnItsOwnAboveTrainedProfileThre
 // little later: the writes can fire first. A wait already anomalous then is
 // the shortage, from the first alarm on.
 TEST(PeerComparisonTest, ACpuQuotaIsNamedThoughItsSlowWritesFireFirst) {
-  SyntheticCluster cluster;
-  cluster.fault = SyntheticFault::kCpuQuota;
-  cluster.faulty_server = 4;
-  ReplayResult result = Replay(cluster, {}, DeafProfiles());
+  ReplayResult result = ReplayWithDeafProfiles(SyntheticFault::kCpuQuota, 4);
   ASSERT_FALSE(result.alarms.empty());
   const Alarm& first = result.alarms.front();
   EXPECT_EQ(first.server, ServerName(4)) << AlarmToLogLine(first);
   EXPECT_EQ(first.metrics, std::vector<std::string>{"dwrite"}) << AlarmToLogLine(first);
   EXPECT_EQ(first.resource, shm::Resource::kCpu) << AlarmToLogLine(first);
   // Slow writes with no wait for a CPU stay the disk's.
-  cluster.fault = SyntheticFault::kDiskTime;
-  ReplayResult disk = Replay(cluster, {}, DeafProfiles());
+  ReplayResult disk = ReplayWithDeafProfiles(SyntheticFault::kDiskTime, 4);
   ASSERT_FALSE(disk.alarms.empty());
   EXPECT_EQ(disk.alarms.front().resource, shm::Resource::kDisk) << AlarmToLogLine(disk.alarms.front());
 }

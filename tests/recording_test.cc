@@ -168,6 +168,15 @@ TEST(TraceFileTest, WriterWorksWithAndWithoutIoUring) {
   unsetenv("LIMPWATCH_IO_URING");
 }
 
+// A run of four synthetic servers, 60 s long.
+limpwatch::testing::SyntheticCluster FourServerRun(uint32_t seed) {
+  limpwatch::testing::SyntheticCluster run;
+  run.servers = 4;
+  run.ticks = 60;
+  run.seed = seed;
+  return run;
+}
+
 TEST(OfflineCommandsTest, TrainThenDiagnoseRecordings) {
   testing::TempDir directory;
   limpwatch::testing::SyntheticCluster training;
@@ -205,12 +214,8 @@ TEST(OfflineCommandsTest, TrainThenDiagnoseRecordings) {
 // thresholds are those of two quiet runs, and the diagnosis stays silent.
 TEST(OfflineCommandsTest, EachRunsStartUpIsLeftOutOfTrainingAndDiagnosis) {
   testing::TempDir directory;
-  limpwatch::testing::SyntheticCluster first;
-  first.servers = 4;
-  first.ticks = 60;
-  first.seed = 41;
-  limpwatch::testing::SyntheticCluster quiet = first;
-  quiet.seed = 42;
+  limpwatch::testing::SyntheticCluster first = FourServerRun(41);
+  limpwatch::testing::SyntheticCluster quiet = FourServerRun(42);
   quiet.first_tick = first.first_tick + first.ticks;  // started right after the first
   limpwatch::testing::SyntheticCluster starting_slowly = quiet;
   starting_slowly.fault = limpwatch::testing::SyntheticFault::kDiskTime;
@@ -253,12 +258,8 @@ TEST(OfflineCommandsTest, EachRunsStartUpIsLeftOutOfTrainingAndDiagnosis) {
 
 TEST(OfflineCommandsTest, TrainingReadsRunsInAnyOrderAndCanPool) {
   testing::TempDir directory;
-  limpwatch::testing::SyntheticCluster first;
-  first.servers = 4;
-  first.ticks = 60;
-  first.seed = 31;
-  limpwatch::testing::SyntheticCluster second = first;
-  second.seed = 32;
+  limpwatch::testing::SyntheticCluster first = FourServerRun(31);
+  limpwatch::testing::SyntheticCluster second = FourServerRun(32);
   second.first_tick = first.first_tick + 1000;  // a later run of the same servers
   std::string in_order, reversed;
   for (const auto& path : WriteRecordings(first, directory, "a-")) in_order += " " + path;

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -128,8 +129,9 @@ TestbedCluster::~TestbedCluster() {
 }
 
 CommandOutput TestbedCluster::Launcher(std::vector<std::string> arguments) {
-  arguments.push_back("--dir");
-  arguments.push_back(dir_);
+  // Before a "--": what follows it is the client's (run).
+  auto end_of_own = std::find(arguments.begin(), arguments.end(), "--");
+  arguments.insert(end_of_own, {"--dir", dir_});
   return Run(TestbedTool("limpwatch-testbed"), arguments, {});
 }
 

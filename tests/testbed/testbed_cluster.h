@@ -50,7 +50,7 @@ class TestbedCluster {
   std::string alias(int server) const { return prefix_ + std::to_string(server); }
   std::string storage(int server) const { return dir_ + "/" + alias(server); }
 
-  // limpwatch-testbed ARGS... --dir DIR
+  // limpwatch-testbed ARGS... --dir DIR (before a "--", if any)
   CommandOutput Launcher(std::vector<std::string> arguments);
   // limpwatch-testbed-client --config FS.CONF ARGS... (untraced: LIMPWATCH_DISABLE=1)
   CommandOutput Client(std::vector<std::string> arguments);

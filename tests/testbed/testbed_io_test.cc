@@ -155,6 +155,19 @@ TEST(TestbedIoTest, SmallFilesLandOnSingleServers) {
   for (int server = 0; server < 3; ++server) EXPECT_TRUE(BstreamsOf(cluster.storage(server)).empty());
 }
 
+// `run` exits with its client's status, whenever the client exits: a script
+// running a workload and then the next step stops on a failed run only.
+TEST(TestbedIoTest, RunExitsWithItsClientsStatus) {
+  TestbedCluster cluster(2);
+  ASSERT_TRUE(cluster.started()) << cluster.start_output();
+  for (int repetition = 0; repetition < 6; ++repetition) {
+    CommandOutput run = cluster.Launcher({"run", "ddr", "--", "--size-mib", "4", "--seconds", "0.3"});
+    EXPECT_EQ(run.exit_status, 0) << "run " << repetition << ": " << run.output;
+  }
+  CommandOutput misused = cluster.Launcher({"run", "ddr", "--", "--size-mib", "4", "--no-such-flag", "1"});
+  EXPECT_EQ(misused.exit_status, 2) << misused.output;  // the client's usage error
+}
+
 TEST(TestbedIoTest, FiveWorkloadsRunAndEveryLayerIsTraced) {
   TestbedCluster cluster(3, {"--stripe-kib", "256", "--flow-buffer-kib", "256"});
   ASSERT_TRUE(cluster.started()) << cluster.start_output();

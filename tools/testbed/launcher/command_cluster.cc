@@ -366,9 +366,11 @@ int CommandRun(CommandLine* flags) {
   }
   int status = 0;
   for (const Client& client : running) {
+    // Reaped here, not by a liveness check, or its exit status would be lost.
     int wait_status = 0;
-    if (!WaitForExit(client.pid, client.start, 20000)) StopProcess(client.pid, client.start, 1000);
-    if (waitpid(client.pid, &wait_status, 0) == client.pid && WIFEXITED(wait_status)) {
+    bool exited = ReapChild(client.pid, 20000, &wait_status);
+    if (!exited) StopProcess(client.pid, client.start, 1000);  // and reaps it: a failure
+    if (exited && WIFEXITED(wait_status)) {
       status = std::max(status, WEXITSTATUS(wait_status));
     } else {
       status = std::max(status, 1);

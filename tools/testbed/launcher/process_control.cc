@@ -147,6 +147,15 @@ bool WaitForExit(pid_t pid, uint64_t start_time, int timeout_ms) {
   }
 }
 
+bool ReapChild(pid_t pid, int timeout_ms, int* wait_status) {
+  for (int waited = 0;; waited += 20) {
+    pid_t reaped = waitpid(pid, wait_status, WNOHANG);
+    if (reaped == pid) return true;
+    if (reaped < 0 || waited >= timeout_ms) return false;
+    SleepMs(20);
+  }
+}
+
 bool StopProcess(pid_t pid, uint64_t start_time, int grace_ms) {
   if (!IsSameProcessAlive(pid, start_time)) {
     ReapIfChild(pid);

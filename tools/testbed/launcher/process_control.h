@@ -53,8 +53,12 @@ bool SignalProcess(pid_t pid, uint64_t start_time, int signal_number);
 // SIGTERM, up to `grace_ms` for it to exit, then SIGKILL. True when it is gone.
 bool StopProcess(pid_t pid, uint64_t start_time, int grace_ms);
 
-// Waits until the process is gone (or a zombie) or timeout_ms passes.
+// Waits until the process is gone (or a zombie) or timeout_ms passes. A
+// child of ours is reaped on the way: its exit status is lost.
 bool WaitForExit(pid_t pid, uint64_t start_time, int timeout_ms);
+
+// Reaps our child `pid` once it exits, within timeout_ms, into *wait_status.
+bool ReapChild(pid_t pid, int timeout_ms, int* wait_status);
 
 // Thread ids of a process.
 std::vector<pid_t> ThreadsOf(pid_t pid);

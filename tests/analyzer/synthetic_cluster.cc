@@ -159,7 +159,7 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
         dread *= 6;
         dwrite *= 6;
       }
-      if (faulty && cluster.fault == SyntheticFault::kCpuQuota) dwrite *= 6;
+      if (faulty && cluster.fault == SyntheticFault::kCpuQuota) dwrite *= 20;
       tick.io.dread_ms = dread;
       tick.io.dwrite_ms = dwrite;
       tick.io.file_reads = 200;

@@ -44,7 +44,8 @@ enum class SyntheticFault {
   kMemoryThrashing,  // the server's machine is short of memory: its pages are reclaimed and
                      // faulted in again, 300 major faults a second (its peers: none), and its
                      // storage calls take 3x longer
-  kCpuQuota,      // a CPU quota: its file writes take 6x longer at once (its writing threads are
+  kCpuQuota,      // a CPU quota: its file writes take 20x longer at once (test-bed: 10-80 ms a write
+                  // over its peers; its writing threads are
                   // throttled mid-call), while its wait for a CPU, 20x longer (test-bed: 1.6-2.2 s a
                   // tick against 0.08-0.1), shows only from the fault's third tick (test-bed,
                   // iozonew: dwrite fired two windows before cpuwait)

@@ -10,6 +10,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${LIMPWATCH_BUILD_DIR:-$root/build}
 faulty=${LIMPWATCH_DEMO_SERVER:-2}
 fault=${LIMPWATCH_DEMO_FAULT:-disk-busy}
+train_seconds=${LIMPWATCH_DEMO_TRAIN_S:-30}
 
 "$root/tools/setup.sh"
 "$root/tools/build.sh"
@@ -48,11 +49,11 @@ export LIMPWATCH_QUIET=1 LIMPWATCH_MANIFEST="$manifest"
 # Untrained, the analyzers compare with a default rule that this loaded
 # loopback cluster's own noise crosses now and then: train first, as an
 # operator would.
-echo "== training: a fault-free read workload, recorded for ${LIMPWATCH_DEMO_TRAIN_S:=30} s"
+echo "== training: a fault-free read workload, recorded for $train_seconds s"
 LIMPWATCH_ANALYZE=1 LIMPWATCH_RECORD="$work/training/%n.lwtrace" \
   "$testbed" start --dir "$work/training" --servers 4 --base-port 0 >"$work/training.log"
 LIMPWATCH_ANALYZE=0 LIMPWATCH_RECORD= "$testbed" run ddr --dir "$work/training" -- --size-mib 64 \
-  --seconds "$LIMPWATCH_DEMO_TRAIN_S" >>"$work/training.log" 2>&1
+  --seconds "$train_seconds" >>"$work/training.log" 2>&1
 "$testbed" stop --dir "$work/training" >>"$work/training.log" 2>&1
 "$limpwatch" train "$work"/training/*.lwtrace -o "$work/thresholds" -m "$manifest" --pooled |
   grep -v '^#' | sed -e '1s/^/  /' -e '2,$s/^\* /    /'

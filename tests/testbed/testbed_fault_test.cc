@@ -145,6 +145,47 @@ TEST(TestbedFaultTest, DiskBusyMakesThatServersStorageCallsSlower) {
   EXPECT_EQ(BlkioCgroupOf(cluster.pid(slow)), original) << "the server did not go back to its cgroup";
 }
 
+// The first number after "key": in a JSON line; -1 when absent.
+long long JsonNumber(const std::string& line, const std::string& key) {
+  std::smatch match;
+  if (!std::regex_search(line, match, std::regex("\"" + key + "\":\"?(?:[0-9]+:[0-9]+ )?([0-9]+)"))) return -1;
+  return std::stoll(match[1]);
+}
+
+TEST(TestbedFaultTest, DiskBusyLimitsAServerToAQuarterOfTheWritesItAsks) {
+  if (geteuid() != 0) GTEST_SKIP() << "blkio throttling needs root";
+  if (!IsDirectory("/sys/fs/cgroup/blkio")) GTEST_SKIP() << "no cgroup v1 blkio hierarchy at /sys/fs/cgroup/blkio";
+  struct stat tmp {};
+  if (stat("/tmp", &tmp) != 0 || major(tmp.st_dev) == 0) GTEST_SKIP() << "/tmp is not on a block device";
+  TestbedCluster cluster(3);
+  ASSERT_TRUE(cluster.started()) << cluster.start_output();
+  // Small synced files. The fixed limits are set far above any demand: the
+  // limit must come from what the server asked in the sample.
+  CommandOutput load;
+  std::thread small_files([&] { load = cluster.Client({"postmark", "--files", "60", "--transactions", "2500"}); });
+  usleep(1500 * 1000);
+  CommandOutput injected = cluster.Launcher(
+      {"inject", "disk-busy", "--server", "1", "--write-iops", "1000000", "--read-iops", "1000000"});
+  std::string group = "/sys/fs/cgroup/blkio/limpwatch-testbed-" + cluster.alias(1);
+  std::string write_iops_line;
+  std::getline(std::ifstream(group + "/blkio.throttle.write_iops_device"), write_iops_line);
+  CommandOutput cleared = cluster.Launcher({"clear", "disk-busy"});
+  small_files.join();
+  ASSERT_EQ(injected.exit_status, 0) << injected.output;
+  EXPECT_EQ(cleared.exit_status, 0) << cleared.output;
+  EXPECT_EQ(load.exit_status, 0) << load.output;
+
+  std::string line = injected.EventLine("injected");
+  long long asked = JsonNumber(line, "server_write_iops");
+  size_t space = write_iops_line.find(' ');
+  ASSERT_NE(space, std::string::npos) << "no write IOPS limit in " << group << ": '" << write_iops_line << "'";
+  long long limit = std::stoll(write_iops_line.substr(space + 1));
+  std::printf("[   INFO   ] the server wrote %lld times a second; write limit %s\n", asked, write_iops_line.c_str());
+  ASSERT_GT(asked, 0) << "the server issued no write in the sample: " << line;
+  EXPECT_EQ(limit, std::max(5LL, asked / 4)) << write_iops_line;
+  EXPECT_EQ(JsonNumber(line, "write_iops_device"), limit) << "the evidence reports the limit set: " << line;
+}
+
 constexpr unsigned kLoopMajor = 7;
 
 // Sectors read from block device major:minor so far (/sys/dev/block/M:N/stat, field 3).

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -160,6 +161,60 @@ std::string ReadCgroupFile(const std::string& group_path, const std::string& fil
   std::string text = ReadWholeFile(group_path + "/" + file);
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   return text;
+}
+
+namespace {
+
+// v1 lines: "7:2 Read 4096" ... ; the value of `operation` for `device`.
+uint64_t V1DeviceValue(const std::string& text, const std::string& device, const std::string& operation) {
+  std::istringstream lines(text);
+  std::string line_device, line_operation;
+  uint64_t value = 0;
+  while (lines >> line_device) {
+    if (line_device == "Total") {  // the last line has no device
+      lines >> value;
+      continue;
+    }
+    if (!(lines >> line_operation >> value)) break;
+    if (line_device == device && line_operation == operation) return value;
+  }
+  return 0;
+}
+
+// v2 line: "7:2 rbytes=4096 wbytes=0 rios=1 wios=0 dbytes=0 dios=0".
+uint64_t V2DeviceValue(const std::string& text, const std::string& device, const std::string& key) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string field;
+    if (!(fields >> field) || field != device) continue;
+    while (fields >> field) {
+      if (field.compare(0, key.size() + 1, key + "=") == 0) return std::strtoull(field.c_str() + key.size() + 1, nullptr, 10);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+DeviceIoCounts ReadDeviceIoCounts(CgroupVersion version, const std::string& group_path, const std::string& device) {
+  DeviceIoCounts counts;
+  if (version == CgroupVersion::kV1) {
+    std::string serviced = ReadCgroupFile(group_path, "blkio.throttle.io_serviced");
+    std::string bytes = ReadCgroupFile(group_path, "blkio.throttle.io_service_bytes");
+    counts.reads = V1DeviceValue(serviced, device, "Read");
+    counts.writes = V1DeviceValue(serviced, device, "Write");
+    counts.read_bytes = V1DeviceValue(bytes, device, "Read");
+    counts.write_bytes = V1DeviceValue(bytes, device, "Write");
+  } else {
+    std::string stat = ReadCgroupFile(group_path, "io.stat");
+    counts.reads = V2DeviceValue(stat, device, "rios");
+    counts.writes = V2DeviceValue(stat, device, "wios");
+    counts.read_bytes = V2DeviceValue(stat, device, "rbytes");
+    counts.write_bytes = V2DeviceValue(stat, device, "wbytes");
+  }
+  return counts;
 }
 
 bool WriteAndVerify(const std::string& group_path, const std::string& file, const std::string& value,

@@ -19,6 +19,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,17 @@ bool WriteAndVerify(const std::string& group_path, const std::string& file, cons
                     const std::string& expect_in_readback, std::string* readback, std::string* error);
 
 std::string ReadCgroupFile(const std::string& group_path, const std::string& file);
+
+// What the tasks of a group have asked of one device ("major:minor") since
+// they were placed there: v1 blkio.throttle.io_serviced / io_service_bytes,
+// v2 io.stat. All zero when the group has not touched the device.
+struct DeviceIoCounts {
+  uint64_t reads = 0;
+  uint64_t writes = 0;
+  uint64_t read_bytes = 0;
+  uint64_t write_bytes = 0;
+};
+DeviceIoCounts ReadDeviceIoCounts(CgroupVersion version, const std::string& group_path, const std::string& device);
 
 // Moves every task of group_path to root/<original> (its parent if that is
 // gone) and removes the group. True when the directory is gone.

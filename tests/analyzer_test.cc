@@ -637,6 +637,19 @@ TEST(TrainingTest, ReproducesTheSeedRule) {
   EXPECT_EQ(TrainThreshold({}, 1.0), 0.0);
 }
 
+TEST(TrainingTest, DiskServiceTimesKeepAThinnerMarginThanTheSeedsDoubling) {
+  // A healthy 2.76 ms write burst in training, then a mild competing reader
+  // adding 4.5 ms a write: doubled (5.52), the burst would hide it.
+  std::vector<double> fault_free_dwrite{0.4, 2.76, 1.1};
+  double dwrite = TrainMetricThreshold(ComparedMetric::kDwrite, fault_free_dwrite);
+  EXPECT_DOUBLE_EQ(dwrite, 1.5 * 2.76);
+  EXPECT_LT(dwrite, 4.5);
+  EXPECT_DOUBLE_EQ(TrainMetricThreshold(ComparedMetric::kDread, {0.5}), 0.75);
+  // Every other metric keeps the seed's rule.
+  EXPECT_EQ(TrainMetricThreshold(ComparedMetric::kCount, {3.2, 7.9, 5.0}), 16.0);
+  EXPECT_DOUBLE_EQ(TrainMetricThreshold(ComparedMetric::kDsync, fault_free_dwrite), 2.0 * 2.76);
+}
+
 TEST(TrainingTest, TrainedThresholdsKeepFaultFreeRunsQuietAndStillIndict) {
   SyntheticCluster training;
   training.seed = 11;
@@ -648,7 +661,7 @@ TEST(TrainingTest, TrainedThresholdsKeepFaultFreeRunsQuietAndStillIndict) {
   }
   Thresholds thresholds;
   for (const auto& [key, values] : scores) {
-    thresholds.Set(key.first, key.second, TrainThreshold(values, ThresholdResolution(key.second)));
+    thresholds.Set(key.first, key.second, TrainMetricThreshold(key.second, values));
   }
   SyntheticCluster quiet = training;
   quiet.seed = 12;  // another fault-free run

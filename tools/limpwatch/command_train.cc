@@ -71,7 +71,7 @@ int RunTrain(const std::vector<std::string>& args) {
   std::map<analyzer::ComparedMetric, double> largest;
   bool pooled = parsed.Has("--pooled");
   for (const auto& [key, values] : scores) {
-    double threshold = analyzer::TrainThreshold(values, analyzer::ThresholdResolution(key.second));
+    double threshold = analyzer::TrainMetricThreshold(key.second, values);
     if (!pooled) thresholds.Set(key.first, key.second, threshold);
     largest[key.second] = std::max(largest[key.second], threshold);
   }

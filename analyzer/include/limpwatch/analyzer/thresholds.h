@@ -90,8 +90,15 @@ class Thresholds {
 };
 
 // Seed 000's rule: the smallest multiple of `resolution` that no score
-// exceeds, found by binary search, then doubled. 0 scores give 0.
-double TrainThreshold(const std::vector<double>& fault_free_scores, double resolution);
+// exceeds, found by binary search, then multiplied by `margin` (the seed
+// doubles it). 0 scores give 0.
+double TrainThreshold(const std::vector<double>& fault_free_scores, double resolution, double margin = 2.0);
+
+// The margin training gives a metric over its largest fault-free score.
+double TrainingMargin(ComparedMetric metric);
+
+// TrainThreshold with the metric's resolution and margin: what `train` writes.
+double TrainMetricThreshold(ComparedMetric metric, const std::vector<double>& fault_free_scores);
 
 }  // namespace limpwatch::analyzer
 

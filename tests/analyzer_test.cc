@@ -565,6 +565,18 @@ TEST(PeerComparisonTest, ACpuQuotaIsNamedThoughItsSlowWritesFireFirst) {
   EXPECT_EQ(disk.alarms.front().resource, shm::Resource::kDisk) << AlarmToLogLine(disk.alarms.front());
 }
 
+// The same slow writes with a wait for a CPU just past the cpuwait metric's
+// own threshold in the alarm's window: what a competing disk reader sharing
+// the host's cores makes. The disk is named.
+TEST(PeerComparisonTest, SlowWritesWaitingALittleForACpuAreTheDisks) {
+  ReplayResult result = ReplayWithDeafProfiles(SyntheticFault::kDiskHogOnSharedCores, 4);
+  ASSERT_FALSE(result.alarms.empty());
+  const Alarm& first = result.alarms.front();
+  EXPECT_EQ(first.server, ServerName(4)) << AlarmToLogLine(first);
+  EXPECT_EQ(first.metrics, std::vector<std::string>{"dwrite"}) << AlarmToLogLine(first);
+  EXPECT_EQ(first.resource, shm::Resource::kDisk) << AlarmToLogLine(first);
+}
+
 TEST(PeerComparisonTest, OneSecondOfRetransmissionsIsNotALossyLink) {
   // One tick of retransmission timeouts sits in four overlapping windows; a
   // window's sum would carry it into all of them, past the k-of-(2k-1) filter.

@@ -15,6 +15,9 @@ namespace limpwatch::analyzer {
 namespace {
 
 constexpr size_t kTopFunctions = 10;
+// How far past its threshold a wait for a CPU in the alarm's window must be
+// to name the CPU before the cpuwait metric fires (BuildAlarm).
+constexpr double kWaitNowFactor = 2.0;
 
 const std::vector<Feature>* FeaturesOf(const PeerSummary& summary, Metric metric) {
   for (const auto& features : summary.metrics) {
@@ -550,9 +553,15 @@ Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state
 
   // A CPU quota slows the server's writes too, and dwrite can reach k
   // anomalous windows before the wait for a CPU does (test-bed, iozonew):
-  // a wait anomalous now, past the cpuwait metric's 4x, counts as fired.
-  const std::deque<bool>& cpu_wait_history = state.metrics[static_cast<int>(ComparedMetric::kCpuWait)].anomalous;
-  cpu_wait |= !cpu_wait_history.empty() && cpu_wait_history.back();
+  // a wait now at least twice its threshold counts as fired. A quota's is
+  // 2.4-4x (1.0-2.0 s a tick over the peers); a server sharing this host's
+  // two cores with a competing disk reader waited up to 1.1x (300 ms), which
+  // named a disk-hog's second alarm the CPU.
+  const History& cpu_wait_history = state.metrics[static_cast<int>(ComparedMetric::kCpuWait)];
+  if (!cpu_wait_history.anomalous.empty() && cpu_wait_history.anomalous.back()) {
+    const MetricScore& wait_now = cpu_wait_history.scores.back();
+    cpu_wait |= wait_now.score >= kWaitNowFactor * wait_now.threshold;
+  }
   // 0. The server's threads waited for a CPU, or its connections lost
   //    packets, far more than its peers': that is the shortage, whatever
   //    functions it then spent its time in (a server sharing its CPU with

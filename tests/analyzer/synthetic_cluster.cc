@@ -95,6 +95,7 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
         if (faulty && cluster.fault == SyntheticFault::kCpuQuota && function.runqueue && t >= cluster.fault_start + 2) {
           self_ms *= 20.0;
         }
+        if (faulty && cluster.fault == SyntheticFault::kDiskHogOnSharedCores && function.runqueue) self_ms *= 8.0;
         if (faulty && cluster.fault == SyntheticFault::kSlowSyncsOnBusyCpu && function.runqueue) self_ms *= 3.5;
         if (cluster.fault == SyntheticFault::kBusyOnOverloadedCpu && function.runqueue) self_ms *= faulty ? 20.0 : 8.0;
         if (faulty && (cluster.fault == SyntheticFault::kPacketLoss || cluster.fault == SyntheticFault::kCpuShared) &&
@@ -159,7 +160,9 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
         dread *= 6;
         dwrite *= 6;
       }
-      if (faulty && cluster.fault == SyntheticFault::kCpuQuota) dwrite *= 20;
+      if (faulty && (cluster.fault == SyntheticFault::kCpuQuota || cluster.fault == SyntheticFault::kDiskHogOnSharedCores)) {
+        dwrite *= 20;
+      }
       tick.io.dread_ms = dread;
       tick.io.dwrite_ms = dwrite;
       tick.io.file_reads = 200;

@@ -49,6 +49,10 @@ enum class SyntheticFault {
                   // throttled mid-call), while its wait for a CPU, 20x longer (test-bed: 1.6-2.2 s a
                   // tick against 0.08-0.1), shows only from the fault's third tick (test-bed,
                   // iozonew: dwrite fired two windows before cpuwait)
+  kDiskHogOnSharedCores,  // a competing reader on its disk: its file writes take 20x longer at once,
+                          // and, sharing the host's cores with the reader, it waits for a CPU 8x
+                          // longer, just past the cpuwait metric's threshold
+                          // (test-bed, iozonew: 300 ms a tick over its peers against a threshold of 275)
   kPagesSwappedOut,  // its memory group is at its limit beside a growing process: 30 major faults a
                      // second (its peers: none) and nothing else measurably different
 };

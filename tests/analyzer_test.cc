@@ -552,13 +552,18 @@ TEST(PeerComparisonTest, TheWaitForACpuIsComparedOnItsOwnAboveTrainedProfileThre
 // A CPU quota slows the server's writes at once and its wait for a CPU a
 // little later: the writes can fire first. A wait already anomalous then is
 // the shortage, from the first alarm on.
-TEST(PeerComparisonTest, ACpuQuotaIsNamedThoughItsSlowWritesFireFirst) {
-  ReplayResult result = ReplayWithDeafProfiles(SyntheticFault::kCpuQuota, 4);
+// Server 4's first alarm fires on dwrite alone and names `resource`.
+void ExpectFirstAlarmOnSlowWrites(SyntheticFault fault, shm::Resource resource) {
+  ReplayResult result = ReplayWithDeafProfiles(fault, 4);
   ASSERT_FALSE(result.alarms.empty());
   const Alarm& first = result.alarms.front();
   EXPECT_EQ(first.server, ServerName(4)) << AlarmToLogLine(first);
   EXPECT_EQ(first.metrics, std::vector<std::string>{"dwrite"}) << AlarmToLogLine(first);
-  EXPECT_EQ(first.resource, shm::Resource::kCpu) << AlarmToLogLine(first);
+  EXPECT_EQ(first.resource, resource) << AlarmToLogLine(first);
+}
+
+TEST(PeerComparisonTest, ACpuQuotaIsNamedThoughItsSlowWritesFireFirst) {
+  ExpectFirstAlarmOnSlowWrites(SyntheticFault::kCpuQuota, shm::Resource::kCpu);
   // Slow writes with no wait for a CPU stay the disk's.
   ReplayResult disk = ReplayWithDeafProfiles(SyntheticFault::kDiskTime, 4);
   ASSERT_FALSE(disk.alarms.empty());
@@ -569,12 +574,7 @@ TEST(PeerComparisonTest, ACpuQuotaIsNamedThoughItsSlowWritesFireFirst) {
 // own threshold in the alarm's window: what a competing disk reader sharing
 // the host's cores makes. The disk is named.
 TEST(PeerComparisonTest, SlowWritesWaitingALittleForACpuAreTheDisks) {
-  ReplayResult result = ReplayWithDeafProfiles(SyntheticFault::kDiskHogOnSharedCores, 4);
-  ASSERT_FALSE(result.alarms.empty());
-  const Alarm& first = result.alarms.front();
-  EXPECT_EQ(first.server, ServerName(4)) << AlarmToLogLine(first);
-  EXPECT_EQ(first.metrics, std::vector<std::string>{"dwrite"}) << AlarmToLogLine(first);
-  EXPECT_EQ(first.resource, shm::Resource::kDisk) << AlarmToLogLine(first);
+  ExpectFirstAlarmOnSlowWrites(SyntheticFault::kDiskHogOnSharedCores, shm::Resource::kDisk);
 }
 
 TEST(PeerComparisonTest, OneSecondOfRetransmissionsIsNotALossyLink) {

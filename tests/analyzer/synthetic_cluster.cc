@@ -160,9 +160,9 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
         dread *= 6;
         dwrite *= 6;
       }
-      if (faulty && (cluster.fault == SyntheticFault::kCpuQuota || cluster.fault == SyntheticFault::kDiskHogOnSharedCores)) {
-        dwrite *= 20;
-      }
+      bool writes_20x_slower =
+          cluster.fault == SyntheticFault::kCpuQuota || cluster.fault == SyntheticFault::kDiskHogOnSharedCores;
+      if (faulty && writes_20x_slower) dwrite *= 20;
       tick.io.dread_ms = dread;
       tick.io.dwrite_ms = dwrite;
       tick.io.file_reads = 200;

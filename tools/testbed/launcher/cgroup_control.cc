@@ -190,7 +190,9 @@ uint64_t V2DeviceValue(const std::string& text, const std::string& device, const
     std::string field;
     if (!(fields >> field) || field != device) continue;
     while (fields >> field) {
-      if (field.compare(0, key.size() + 1, key + "=") == 0) return std::strtoull(field.c_str() + key.size() + 1, nullptr, 10);
+      if (field.compare(0, key.size() + 1, key + "=") == 0) {
+        return std::strtoull(field.c_str() + key.size() + 1, nullptr, 10);
+      }
     }
   }
   return 0;

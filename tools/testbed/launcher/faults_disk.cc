@@ -44,8 +44,8 @@ class DiskBusyFault : public Fault {
   const char* name() const override { return "disk-busy"; }
   const char* description() const override {
     return "blkio throttle (cgroup v1 blkio.throttle.*_device, v2 io.max) on the server's threads for the disk of its "
-           "storage, a --slowdown'th of the I/O it issued in the --sample-ms before (at most the fixed limits): its "
-           "O_DIRECT bstream I/O and synced keyval commits slow down, the other servers' do not";
+           "storage, a --slowdown'th of the I/O it issued in its first --sample-ms there (at most the fixed "
+           "limits): its O_DIRECT bstream I/O and synced keyval commits slow down, the other servers' do not";
   }
 
   bool Configure(CommandLine* flags, std::string* error) override {
@@ -76,10 +76,6 @@ class DiskBusyFault : public Fault {
     if (!placed) return false;
     Limits limits{read_mibps_ * kMiB, write_mibps_ * kMiB, read_iops_, write_iops_};
     if (slowdown_ != 0) limits = ScaledToDemand(controller.version, group, device, limits, record);
-    record->Set("read_bps", limits.read_bps);
-    record->Set("write_bps", limits.write_bps);
-    record->Set("read_iops", limits.read_iops);
-    record->Set("write_iops", limits.write_iops);
     std::string readback;
     if (controller.version == CgroupVersion::kV1) {
       struct Limit {

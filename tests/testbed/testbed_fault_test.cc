@@ -145,7 +145,8 @@ TEST(TestbedFaultTest, DiskBusyMakesThatServersStorageCallsSlower) {
   EXPECT_EQ(BlkioCgroupOf(cluster.pid(slow)), original) << "the server did not go back to its cgroup";
 }
 
-// The first number after "key": in a JSON line; -1 when absent.
+// The number after "key": in a JSON line (quoted, or after a "major:minor "
+// as in a throttle's evidence); -1 when absent.
 long long JsonNumber(const std::string& line, const std::string& key) {
   std::smatch match;
   if (!std::regex_search(line, match, std::regex("\"" + key + "\":\"?(?:[0-9]+:[0-9]+ )?([0-9]+)"))) return -1;
@@ -294,10 +295,10 @@ TEST(TestbedFaultTest, CpuQuotaThrottlesThatServerAndItsSegmentSaysSo) {
   std::string line = injected.EventLine("injected");
   std::string group = EvidenceCgroup(line);
   ASSERT_FALSE(group.empty()) << line;
-  std::smatch found;
   // Automatic quota: a third of what the (idle) server used, at least 1 % of a CPU.
-  ASSERT_TRUE(std::regex_search(line, found, std::regex("\"quota_percent\":\"([0-9]+)\""))) << line;
-  EXPECT_GE(std::stoi(found[1]), 1);
+  long long quota_percent = JsonNumber(line, "quota_percent");
+  ASSERT_GE(quota_percent, 0) << line;
+  EXPECT_GE(quota_percent, 1);
 
   CommandOutput load = cluster.Client({"ddw", "--size-mib", "6"});
   EXPECT_EQ(load.exit_status, 0) << load.output;
@@ -413,9 +414,9 @@ TEST(TestbedFaultTest, MemoryHogSwapsOutTheServersPagesInItsOwnMemoryGroup) {
         {"inject", "memory-hog", "--server", std::to_string(slow), "--mib", "256", "--headroom-mib", "8"});
     ASSERT_EQ(injected.exit_status, 0) << injected.output;
     std::string line = injected.EventLine("injected");
-    std::smatch found;
-    ASSERT_TRUE(std::regex_search(line, found, std::regex("\"swapped_mib\":([0-9]+)"))) << line;
-    EXPECT_GE(std::stoi(found[1]), 16);
+    long long swapped_mib = JsonNumber(line, "swapped_mib");
+    ASSERT_GE(swapped_mib, 0) << line;
+    EXPECT_GE(swapped_mib, 16);
     std::string swap_file = cluster.dir() + "/fault-1-swap";
     EXPECT_GT(SwapUsedKib(swap_file), 0) << "the fault's swap file is not in use";
 
@@ -473,10 +474,10 @@ TEST(TestbedFaultTest, PacketLossRuleIsSetAndCleared) {
   EXPECT_GT(lost, 5 * healthy_lost) << "healthy server: " << healthy_lost;
   CommandOutput cleared = cluster.Launcher({"clear", "--server", "0"});
   ASSERT_EQ(cleared.exit_status, 0) << cleared.output;
-  std::smatch dropped;
   std::string line = cleared.EventLine("cleared");
-  ASSERT_TRUE(std::regex_search(line, dropped, std::regex("\"packets_dropped\":([0-9]+)"))) << line;
-  EXPECT_GT(std::stoull(dropped[1]), 0u) << "no packet was dropped";
+  long long dropped = JsonNumber(line, "packets_dropped");
+  ASSERT_GE(dropped, 0) << line;
+  EXPECT_GT(dropped, 0) << "no packet was dropped";
   EXPECT_TRUE(NftListTable("inet", table).empty()) << "the table outlived clear";
 
   // Losing what it sends: a server that mostly receives (ddw) still loses
@@ -537,10 +538,10 @@ TEST(TestbedFaultTest, NetworkDelayQueuesThatServersPacketsAndItsSegmentSeesTheR
 
   CommandOutput cleared = cluster.Launcher({"clear", "--server", "0"});
   ASSERT_EQ(cleared.exit_status, 0) << cleared.output;
-  std::smatch delayed;
   std::string line = cleared.EventLine("cleared");
-  ASSERT_TRUE(std::regex_search(line, delayed, std::regex("\"packets_delayed\":([0-9]+)"))) << line;
-  EXPECT_GT(std::stoull(delayed[1]), 100u);
+  long long delayed = JsonNumber(line, "packets_delayed");
+  ASSERT_GE(delayed, 0) << line;
+  EXPECT_GT(delayed, 100);
   EXPECT_EQ(IptablesRules().find(chain), std::string::npos) << "the chain outlived clear";
   CommandOutput ping = cluster.Client({"--timeout-ms", "2000", "ping", "--server", "0"});
   EXPECT_EQ(ping.exit_status, 0) << ping.output;

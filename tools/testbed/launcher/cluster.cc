@@ -49,9 +49,15 @@ int BindUdp(uint16_t port) {
   return fd;
 }
 
-// Chooses the servers' TCP ports (their UDP port + offset free as well).
-bool ChoosePorts(const ClusterSettings& settings, std::vector<uint16_t>* ports, std::string* error) {
-  std::vector<int> held;
+// Chooses the servers' TCP ports (their UDP port + offset free as well) and
+// returns their listening sockets in *listeners: each server inherits its own,
+// so no other process can take a port between this choice and the server's
+// start (two test-beds starting at once would otherwise pick the same one).
+bool ChoosePorts(const ClusterSettings& settings, std::vector<uint16_t>* ports, std::vector<int>* listeners,
+                 std::string* error) {
+  // Closed once every port is chosen, so that none is offered twice; the UDP
+  // ports are for the servers' runtimes to bind.
+  std::vector<int> released;
   bool ok = true;
   for (uint32_t i = 0; i < settings.servers && ok; ++i) {
     for (int attempt = 0;; ++attempt) {
@@ -63,12 +69,13 @@ bool ChoosePorts(const ClusterSettings& settings, std::vector<uint16_t>* ports, 
       }
       uint16_t port = LocalPort(tcp);
       int udp = port + kPeerPortOffset <= 65535 ? BindUdp(static_cast<uint16_t>(port + kPeerPortOffset)) : -1;
-      held.push_back(tcp);
       if (udp >= 0) {
-        held.push_back(udp);
+        released.push_back(udp);
+        listeners->push_back(tcp);
         ports->push_back(port);
         break;
       }
+      released.push_back(tcp);
       if (settings.base_port != 0 || attempt > 50) {
         *error = "UDP port " + std::to_string(port + kPeerPortOffset) + " (limpwatch's peer port for TCP port " +
                  std::to_string(port) + ") is taken";
@@ -77,7 +84,11 @@ bool ChoosePorts(const ClusterSettings& settings, std::vector<uint16_t>* ports, 
       }
     }
   }
-  for (int fd : held) close(fd);  // the servers bind them next
+  for (int fd : released) close(fd);
+  if (!ok) {
+    for (int fd : *listeners) close(fd);
+    listeners->clear();
+  }
   return ok;
 }
 
@@ -126,7 +137,7 @@ bool MemoryGroupsAvailable(std::string* why) {
   return FindController("memory", "memory", &controller, why);
 }
 
-bool StartServer(TestbedState* state, StateRecord* server, std::string* error) {
+bool StartServer(TestbedState* state, StateRecord* server, std::string* error, int listen_fd) {
   StateRecord* cluster = state->Cluster();
   std::string alias = server->Get("alias");
   SpawnOptions options;
@@ -147,6 +158,10 @@ bool StartServer(TestbedState* state, StateRecord* server, std::string* error) {
   options.stdout_path = cluster->Get("dir") + "/" + alias + ".out";
   options.stderr_path = cluster->Get("dir") + "/" + alias + ".log";
   options.join_cgroup = server->Get("memory_group");
+  if (listen_fd >= 0) {
+    options.arguments.insert(options.arguments.end(), {"--listen-fd", "3"});
+    options.pass_fd = listen_fd;
+  }
   pid_t pid = SpawnProcess(options, error);
   if (pid < 0) return false;
   uint64_t start = ProcessStartTime(pid);
@@ -175,7 +190,17 @@ bool StartServer(TestbedState* state, StateRecord* server, std::string* error) {
 
 bool StartCluster(const ClusterSettings& settings, TestbedState* state, JsonLine* report, std::string* error) {
   std::vector<uint16_t> ports;
-  if (!ChoosePorts(settings, &ports, error)) return false;
+  std::vector<int> listeners;
+  if (!ChoosePorts(settings, &ports, &listeners, error)) return false;
+  // Whatever happens below, the launcher's copies go: a server keeps its own.
+  struct CloseListeners {
+    std::vector<int>* fds;
+    ~CloseListeners() {
+      for (int& fd : *fds) {
+        if (fd >= 0) close(fd);
+      }
+    }
+  } close_listeners{&listeners};
   TestbedConfig config = settings.config;
   config.servers.clear();
   for (uint32_t i = 0; i < settings.servers; ++i) {
@@ -249,7 +274,11 @@ bool StartCluster(const ClusterSettings& settings, TestbedState* state, JsonLine
     // Record the server before it starts, so that an interrupted start still stops it.
     std::string ignored;
     state->Save(&ignored);
-    if (!StartServer(state, server, error)) {
+    int& listener = listeners[server->GetUint("index")];
+    bool started = StartServer(state, server, error, listener);
+    close(listener);
+    listener = -1;
+    if (!started) {
       ok = false;
       break;
     }

@@ -13,7 +13,8 @@
 // LIMPWATCH_PVFS_CONFIG=<dir>/fs.conf (or LIMPWATCH_PEERS with
 // --peer-source peers), and LIMPWATCH_KEEP=1 with --keep. limpwatch's UDP
 // port for a server is its TCP port + 1000 (the analyzer's default offset);
-// --base-port 0 picks TCP ports whose UDP port + 1000 is free too.
+// --base-port 0 picks TCP ports whose UDP port + 1000 is free too. The
+// launcher listens on the chosen ports and hands each socket to its server.
 #ifndef LIMPWATCH_TOOLS_TESTBED_LAUNCHER_CLUSTER_H_
 #define LIMPWATCH_TOOLS_TESTBED_LAUNCHER_CLUSTER_H_
 
@@ -52,8 +53,9 @@ bool MemoryGroupsAvailable(std::string* why);
 bool StartCluster(const ClusterSettings& settings, TestbedState* state, JsonLine* report, std::string* error);
 
 // Starts (or restarts) the server of this record and waits for it; updates
-// the record's pid and start time.
-bool StartServer(TestbedState* state, StateRecord* server, std::string* error);
+// the record's pid and start time. With `listen_fd` (a socket listening on the
+// server's port) the server takes it over instead of binding the port itself.
+bool StartServer(TestbedState* state, StateRecord* server, std::string* error, int listen_fd = -1);
 
 // Stops every server (SIGTERM, then SIGKILL after 5 s), unmounts small file
 // systems and removes the segments of servers that died without cleaning up

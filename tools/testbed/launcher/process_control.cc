@@ -98,9 +98,15 @@ pid_t SpawnProcess(const SpawnOptions& options, std::string* error) {
     if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
     dup2(stdout_fd, STDOUT_FILENO);
     dup2(stderr_fd, STDERR_FILENO);
+    int first_closed = 3;
+    if (options.pass_fd >= 0) {
+      // dup2 onto itself would keep close-on-exec set.
+      if (options.pass_fd == 3 ? fcntl(3, F_SETFD, 0) != 0 : dup2(options.pass_fd, 3) != 3) _exit(126);
+      first_closed = 4;
+    }
     // Nothing else is inherited: a pipe our caller left open (a test reading
     // the launcher's output) must not be held open by a long-lived server.
-    close_range(3, ~0u, 0);
+    close_range(static_cast<unsigned>(first_closed), ~0u, 0);
     execve(options.program.c_str(), argv.data(), envp.data());
     _exit(127);
   }

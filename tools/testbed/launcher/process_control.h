@@ -24,6 +24,7 @@ struct SpawnOptions {
   bool new_session = true;                     // setsid: terminal signals do not reach it
   int stdout_pipe = -1;                        // >= 0: dup'd to stdout instead of stdout_path
   std::string join_cgroup;                     // a cgroup directory the child joins before exec
+  int pass_fd = -1;                            // >= 0: inherited by the child as fd 3, nothing else is
 };
 
 // Starts the program; returns its pid or -1 with *error.

@@ -2,7 +2,11 @@
 // test-bed file system, built with -finstrument-functions and linked with
 // liblimpwatch.so.
 //
-//   limpwatch-testbed-server --config FS.CONF --alias server0
+//   limpwatch-testbed-server --config FS.CONF --alias server0 [--listen-fd N]
+//
+// With --listen-fd the server takes over a socket already listening on its
+// port (the launcher's, so that the port is never free between its choice and
+// the server's start); without it, it binds the port itself.
 //
 // Threads: the poll thread (bmi), WorkerThreads request workers (job),
 // StorageThreads storage threads (trove), and this main thread, which waits
@@ -10,12 +14,15 @@
 // exits normally (and liblimpwatch removes or keeps its segment as asked).
 // Prints one JSON line {"event":"ready",...} on stdout once it accepts
 // requests.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -40,15 +47,23 @@ namespace {
 struct ServerArguments {
   std::string config_path;
   std::string alias;
+  int listen_fd = -1;
 };
 
-void PrintUsage() { std::fprintf(stderr, "usage: limpwatch-testbed-server --config FS.CONF --alias NAME\n"); }
+void PrintUsage() {
+  std::fprintf(stderr, "usage: limpwatch-testbed-server --config FS.CONF --alias NAME [--listen-fd N]\n");
+}
 
 bool ParseArguments(int argc, char** argv, ServerArguments* arguments) {
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     if ((flag == "--config" || flag == "--alias") && i + 1 < argc) {
       (flag == "--config" ? arguments->config_path : arguments->alias) = argv[++i];
+    } else if (flag == "--listen-fd" && i + 1 < argc) {
+      char* end = nullptr;
+      long fd = std::strtol(argv[++i], &end, 10);
+      if (*end != '\0' || fd < 3 || fd > 1 << 20) return false;
+      arguments->listen_fd = static_cast<int>(fd);
     } else {
       return false;
     }
@@ -66,6 +81,23 @@ sigset_t BlockStopSignals() {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
   return stop_signals;
+}
+
+// The inherited socket must be a TCP socket listening on the configured port.
+int AdoptListeningSocket(int fd, uint16_t port, std::string* error) {
+  int listening = 0;
+  socklen_t length = sizeof listening;
+  if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) != 0 || listening == 0) {
+    *error = "--listen-fd " + std::to_string(fd) + " is not a listening socket";
+    return -1;
+  }
+  if (LocalPort(fd) != port) {
+    *error = "--listen-fd " + std::to_string(fd) + " listens on port " + std::to_string(LocalPort(fd)) +
+             ", not the configured " + std::to_string(port);
+    return -1;
+  }
+  fcntl(fd, F_SETFD, FD_CLOEXEC);
+  return fd;
 }
 
 int RunServer(const ServerArguments& arguments) {
@@ -101,7 +133,8 @@ int RunServer(const ServerArguments& arguments) {
     LogLine("storage: " + error);
     return 1;
   }
-  int listen_fd = ListenTcp(self.host, self.port, &error);
+  int listen_fd = arguments.listen_fd >= 0 ? AdoptListeningSocket(arguments.listen_fd, self.port, &error)
+                                           : ListenTcp(self.host, self.port, &error);
   if (listen_fd < 0) {
     LogLine("bmi: " + error);
     return 1;

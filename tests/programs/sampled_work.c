@@ -6,6 +6,7 @@
  * table of the segment it leaves (LIMPWATCH_KEEP=1).
  */
 #define _GNU_SOURCE
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -142,6 +143,26 @@ int run_syscalls(double seconds) {
   return 0;
 }
 
+/* Kernel samples (so that the sampler's reader loads the kernel's symbols),
+ * a pause for the reader to drain them, then one 1 MiB malloc: under glibc's
+ * initial mmap threshold (128 KiB) it is mapped on its own, unless a large
+ * block freed earlier in the process raised the threshold. Prints
+ * "large malloc mapped: 1" or "... 0". */
+int run_malloc_threshold(double seconds) {
+  int status = run_syscalls(seconds);
+  if (status != 0) return status;
+  struct timespec pause = {0, 400 * 1000 * 1000};
+  nanosleep(&pause, NULL);
+  struct mallinfo2 before = mallinfo2();
+  char* volatile block = malloc(1 << 20);
+  if (block == NULL) return 1;
+  block[0] = 1;
+  struct mallinfo2 after = mallinfo2();
+  printf("large malloc mapped: %zu\n", after.hblks - before.hblks);
+  free(block);
+  return 0;
+}
+
 /* Burns a little, says "ready <pid>" and waits for SIGTERM, then exits
  * normally: the test looks at /proc/<pid> meanwhile. */
 int run_hold(void) {
@@ -235,7 +256,7 @@ int run_daemon(double seconds) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: sampled_work split|library|late_threads|syscalls|own_sigprof|daemon SECONDS | hold | spin\n");
+    fprintf(stderr, "usage: sampled_work split|library|late_threads|syscalls|malloc_threshold|own_sigprof|daemon SECONDS | hold | spin\n");
     return 2;
   }
   double seconds = argc > 2 ? atof(argv[2]) : 1.0;
@@ -248,6 +269,8 @@ int main(int argc, char** argv) {
     run_late_threads(seconds);
   } else if (!strcmp(scenario, "syscalls")) {
     return run_syscalls(seconds);
+  } else if (!strcmp(scenario, "malloc_threshold")) {
+    return run_malloc_threshold(seconds);
   } else if (!strcmp(scenario, "own_sigprof")) {
     return run_own_sigprof(seconds);
   } else if (!strcmp(scenario, "daemon")) {

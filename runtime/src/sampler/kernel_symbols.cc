@@ -9,6 +9,7 @@ namespace limpwatch::runtime {
 namespace {
 
 constexpr std::string_view kCoreImage = "[kernel]";
+constexpr size_t kExpectedTextSymbols = 1 << 17;
 
 // Symbols that close a text range: an address past them is in no function.
 bool IsTextEnd(std::string_view name) { return name == "_etext" || name == "__init_end" || name == "_einittext"; }
@@ -19,6 +20,9 @@ KernelSymbols KernelSymbols::Load(const char* path) {
   KernelSymbols table;
   FILE* file = std::fopen(path, "re");
   if (file == nullptr) return table;
+  // Address space only: pages are touched as the tables fill.
+  table.symbols_.reserve(kExpectedTextSymbols);
+  table.names_.reserve(kExpectedTextSymbols * 24);
   table.images_.emplace_back(kCoreImage);
   bool any_address = false;
   char* line = nullptr;
@@ -61,8 +65,15 @@ KernelSymbols KernelSymbols::Load(const char* path) {
     // kptr_restrict hides the addresses from this process: all zero.
     return KernelSymbols();
   }
-  std::stable_sort(table.symbols_.begin(), table.symbols_.end(),
-                   [](const Entry& a, const Entry& b) { return a.address < b.address; });
+  // In file order among equal addresses (names are appended in file order,
+  // and a text-end marker's empty name sits where the next name starts), the
+  // way a stable sort would leave them, without the temporary heap buffer of
+  // one.
+  std::sort(table.symbols_.begin(), table.symbols_.end(), [](const Entry& a, const Entry& b) {
+    if (a.address != b.address) return a.address < b.address;
+    if (a.name_offset != b.name_offset) return a.name_offset < b.name_offset;
+    return a.name_length < b.name_length;
+  });
   return table;
 }
 

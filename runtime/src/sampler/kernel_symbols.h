@@ -2,7 +2,9 @@
 //
 // Loaded once, lazily, when the first kernel sample needs a name: the file
 // has ~10^5 lines and most processes never sample the kernel. kallsyms has no
-// symbol sizes; an address belongs to the nearest text symbol below it.
+// symbol sizes; an address belongs to the nearest text symbol below it. The
+// tables (megabytes) live in pages of their own, not in the program's heap
+// (page_allocator.h says why).
 #ifndef LIMPWATCH_RUNTIME_SRC_SAMPLER_KERNEL_SYMBOLS_H_
 #define LIMPWATCH_RUNTIME_SRC_SAMPLER_KERNEL_SYMBOLS_H_
 
@@ -10,6 +12,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "page_allocator.h"
 
 namespace limpwatch::runtime {
 
@@ -38,8 +42,8 @@ class KernelSymbols {
     uint16_t name_length;
     uint16_t image;  // index into images_
   };
-  std::vector<Entry> symbols_;
-  std::string names_;
+  std::vector<Entry, PageAllocator<Entry>> symbols_;
+  PageString names_;
   std::vector<std::string> images_;
 };
 

@@ -78,6 +78,11 @@ std::vector<std::string> CommandOutput::EventLines(const std::string& event) con
   return found;
 }
 
+std::string ReadFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
 std::string TestbedTool(const std::string& name) { return std::string(LIMPWATCH_TESTBED_DIR) + "/" + name; }
 
 TestbedCluster::TestbedCluster(int servers, std::vector<std::string> extra_start_flags,

@@ -30,6 +30,9 @@ struct CommandOutput {
 
 std::string TestbedTool(const std::string& name);  // path of a test-bed program
 
+// The whole content of a file, byte for byte ("" when unreadable).
+std::string ReadFile(const std::string& path);
+
 class TestbedCluster {
  public:
   // `server_environment`: LIMPWATCH_* settings the launcher passes on to

@@ -27,11 +27,6 @@ std::string WriteRandomFile(const std::string& path, size_t size, uint32_t seed)
   return bytes;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-}
-
 // Bstream files under a server's storage, name -> size.
 std::map<std::string, uintmax_t> BstreamsOf(const std::string& storage) {
   std::map<std::string, uintmax_t> bstreams;

@@ -3,25 +3,20 @@
 // starting at once (parallel tests, a test beside an evaluation) once picked
 // the same free port; the second server could not bind it, and the launcher
 // took the first cluster's server's answer to its ping for its own.
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/socket_util.h"
 #include "testbed/testbed_cluster.h"
-
-extern char** environ;
 
 namespace limpwatch::testing {
 namespace {
@@ -29,25 +24,12 @@ namespace {
 // A socket listening on 127.0.0.1:port, with an fd number above 3 so that the
 // child's fd 3 is always a dup (and inherited).
 int ListenOn(uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || listen(fd, 16) != 0) {
-    close(fd);
-    return -1;
-  }
+  std::string error;
+  int fd = testbed::ListenTcp("127.0.0.1", port, &error);
+  if (fd < 0) return -1;
   int high = fcntl(fd, F_DUPFD, 10);
   close(fd);
   return high;
-}
-
-std::string ReadWhole(const std::string& path) {
-  std::ifstream file(path);
-  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
 }
 
 // limpwatch-testbed-server for `alias`, with `fd_for_3` as its fd 3 when >= 0;
@@ -126,8 +108,8 @@ TEST_F(TestbedPortTest, AServerServesOnTheListeningSocketItIsHanded) {
     if (ping.exit_status == 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  EXPECT_EQ(ping.exit_status, 0) << ping.output << ReadWhole(output);
-  EXPECT_NE(ReadWhole(output).find("\"event\":\"ready\""), std::string::npos) << ReadWhole(output);
+  EXPECT_EQ(ping.exit_status, 0) << ping.output << ReadFile(output);
+  EXPECT_NE(ReadFile(output).find("\"event\":\"ready\""), std::string::npos) << ReadFile(output);
   StopServer(pid);
 }
 
@@ -135,8 +117,8 @@ TEST_F(TestbedPortTest, WithoutTheSocketAServerCannotTakeAHeldPort) {
   std::string output = cluster_.dir() + "/unhanded.out";
   pid_t pid = SpawnServer(cluster_, cluster_.alias(0), -1, {}, output);
   ASSERT_GT(pid, 0);
-  EXPECT_EQ(WaitExit(pid, 10000), 1) << ReadWhole(output);
-  EXPECT_NE(ReadWhole(output).find("Address already in use"), std::string::npos) << ReadWhole(output);
+  EXPECT_EQ(WaitExit(pid, 10000), 1) << ReadFile(output);
+  EXPECT_NE(ReadFile(output).find("Address already in use"), std::string::npos) << ReadFile(output);
 }
 
 TEST_F(TestbedPortTest, AHandedDescriptorThatDoesNotListenIsRefused) {
@@ -146,9 +128,9 @@ TEST_F(TestbedPortTest, AHandedDescriptorThatDoesNotListenIsRefused) {
   pid_t pid = SpawnServer(cluster_, cluster_.alias(0), file, {"--listen-fd", "3"}, output);
   close(file);
   ASSERT_GT(pid, 0);
-  EXPECT_EQ(WaitExit(pid, 10000), 1) << ReadWhole(output);
-  EXPECT_NE(ReadWhole(output).find("--listen-fd 3 is not a listening socket"), std::string::npos)
-      << ReadWhole(output);
+  EXPECT_EQ(WaitExit(pid, 10000), 1) << ReadFile(output);
+  EXPECT_NE(ReadFile(output).find("--listen-fd 3 is not a listening socket"), std::string::npos)
+      << ReadFile(output);
 }
 
 }  // namespace

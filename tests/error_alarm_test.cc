@@ -128,6 +128,68 @@ TEST(ErrorAlarmTest, AServerWhoseStorageIsFullIsIndictedForItsErrorsInTheFirstWi
   EXPECT_EQ(errors_alarms, 1);
 }
 
+// `server`'s tcp reads are refused 16 times a tick in ticks [start, end).
+void AddRefusedReads(std::map<std::string, std::vector<TickRecord>>* ticks, int server, int start, int end) {
+  std::vector<TickRecord>& own = (*ticks)[ServerName(server)];
+  for (int tick = start; tick < end; ++tick) {
+    FunctionTick refused;
+    refused.name_hash = shm::FunctionNameHash("[error ECONNREFUSED in tcp read]");
+    refused.calls = 16;
+    own[tick].functions.push_back(refused);
+  }
+}
+
+ReplayResult Replay(const std::map<std::string, std::vector<TickRecord>>& ticks) {
+  return ReplayCluster({}, ticks, {}, testing::SyntheticManifest(), testing::SyntheticNames(), nullptr);
+}
+
+// A PVFS server started before its peers is refused by them until they
+// listen (seen on OrangeFS 2.10: 16 ECONNREFUSED in the first server's fifth
+// second, filling its precreate pools on a new file system).
+TEST(ErrorAlarmTest, ConnectionsRefusedWhileAServerStartsUpAreNoAlarm) {
+  SyntheticCluster cluster;
+  cluster.servers = 4;
+  cluster.ticks = 40;
+  auto ticks = GenerateCluster(cluster);
+  AddRefusedReads(&ticks, 2, 1, 4);
+  ReplayResult result = Replay(ticks);
+  for (const Alarm& alarm : result.alarms) EXPECT_NE(alarm.kind, AlarmKind::kErrors) << AlarmToLogLine(alarm);
+}
+
+TEST(ErrorAlarmTest, ConnectionsRefusedAfterTheWarmUpAreIndicted) {
+  SyntheticCluster cluster;
+  cluster.servers = 4;
+  cluster.ticks = 40;
+  auto ticks = GenerateCluster(cluster);
+  AddRefusedReads(&ticks, 2, 20, 23);
+  ReplayResult result = Replay(ticks);
+  const Alarm* first = nullptr;
+  for (const Alarm& alarm : result.alarms) {
+    if (alarm.kind == AlarmKind::kErrors && first == nullptr) first = &alarm;
+  }
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->server, ServerName(2));
+  EXPECT_EQ(first->resource, shm::Resource::kNetwork);
+  EXPECT_EQ(first->top_functions.front().name, "[error ECONNREFUSED in tcp read]");
+}
+
+// A full storage is the server's own state: named at once, warm-up or not.
+TEST(ErrorAlarmTest, AStorageFullFromTheStartIsIndictedInTheFirstWindow) {
+  SyntheticCluster cluster = StorageFullCluster(2, 1 << 30);
+  cluster.fault_start = 0;
+  AnalyzerConfig config;
+  ReplayResult result = Replay(cluster);
+  ASSERT_FALSE(result.windows.empty());
+  const Alarm* first = nullptr;
+  for (const Alarm& alarm : result.alarms) {
+    if (alarm.kind == AlarmKind::kErrors && first == nullptr) first = &alarm;
+  }
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->server, ServerName(2));
+  EXPECT_EQ(first->top_functions.front().name, "[error ENOSPC in file write]");
+  EXPECT_LT(first->window, result.windows.front().window + config.warmup_windows);
+}
+
 TEST(ErrorAlarmTest, ErrorsEveryServerReturnsAlikeRaiseNothing) {
   SyntheticCluster cluster;
   cluster.servers = 4;

@@ -647,8 +647,11 @@ std::vector<Alarm> ClusterDiagnoser::CheckErrors(uint64_t window, uint64_t now_u
   }
   for (size_t position = 0; position < summaries.size(); ++position) {
     const PeerSummary& summary = *summaries[position];
+    bool warming_up = servers_[summary.node].windows_seen <= config_.warmup_windows;
     Alarm alarm;
     for (const auto& [key, by_server] : counts) {
+      const ErrorFeature& error = *FindErrorFeature(key);
+      if (warming_up && IsPeerAbsenceErrno(error.error)) continue;
       double own = by_server[position];
       std::vector<double> peers;
       for (size_t other = 0; other < by_server.size(); ++other) {
@@ -656,7 +659,6 @@ std::vector<Alarm> ClusterDiagnoser::CheckErrors(uint64_t window, uint64_t now_u
       }
       double threshold = std::max(kMinAbnormalErrors, kErrorPeerFactor * Median(peers));
       if (own < threshold) continue;
-      const ErrorFeature& error = *FindErrorFeature(key);
       RootCauseFunction cause;
       cause.key = key;
       cause.name = ErrorFeatureName(error);

@@ -50,6 +50,10 @@ bool IsFlowControlErrno(int error) {
   return error == EAGAIN || error == EWOULDBLOCK || error == EINTR || error == EINPROGRESS || error == EALREADY;
 }
 
+bool IsPeerAbsenceErrno(int error) {
+  return error == ECONNREFUSED || error == ECONNRESET || error == ECONNABORTED || error == EPIPE;
+}
+
 std::string ErrorFeatureName(const ErrorFeature& feature) {
   return "[error " + ErrnoName(feature.error) + " in " + FdKindName(feature.kind) + " " +
          IoOperationName(feature.operation) + "]";

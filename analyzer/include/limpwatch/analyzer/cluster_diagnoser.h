@@ -18,7 +18,9 @@
 // Failed I/O calls are checked apart, in every window: a server that returned
 // an errno (ENOSPC, EMFILE, EIO, ...) kErrorPeerFactor times as often as the
 // median of its peers, and at least kMinAbnormalErrors times, is indicted at
-// once with an "errors" alarm naming the errnos (error_features.h).
+// once with an "errors" alarm naming the errnos (error_features.h). In a
+// server's warm-up windows, refused and reset connections are not counted:
+// its peers may not be listening yet.
 //
 // The same object runs online (in every server, on its own and its peers'
 // summaries) and offline (`limpwatch diagnose`, on recordings): given the

@@ -12,7 +12,8 @@
 //
 // A server is indicted for errors (cluster_diagnoser.h) when, in one window,
 // it returned an errno at least kMinAbnormalErrors times and at least
-// kErrorPeerFactor times as often as the median of its peers. Errors every
+// kErrorPeerFactor times as often as the median of its peers (outside its
+// warm-up windows for the peer-absence errnos below). Errors every
 // server returns alike (ENOENT of lookups spread over the servers) cancel
 // out; one server's storage filling up (ENOSPC), its descriptors running
 // out (EMFILE) or its disk failing (EIO) do not.
@@ -37,6 +38,13 @@ struct ErrorFeature {
 
 // Whether `error` only says "not now" (EAGAIN, EINTR, EINPROGRESS, EALREADY).
 bool IsFlowControlErrno(int error);
+
+// Whether `error` says that the other end of a connection was not listening
+// or went away (ECONNREFUSED, ECONNRESET, ECONNABORTED, EPIPE): the state of
+// a peer, not of the server that saw it. A server that starts before its
+// peers sees these until they listen, so they are not compared during a
+// server's warm-up.
+bool IsPeerAbsenceErrno(int error);
 
 // "[error EMFILE in tcp accept]".
 std::string ErrorFeatureName(const ErrorFeature& feature);

@@ -128,45 +128,43 @@ TEST(ErrorAlarmTest, AServerWhoseStorageIsFullIsIndictedForItsErrorsInTheFirstWi
   EXPECT_EQ(errors_alarms, 1);
 }
 
-// `server`'s tcp reads are refused 16 times a tick in ticks [start, end).
-void AddRefusedReads(std::map<std::string, std::vector<TickRecord>>* ticks, int server, int start, int end) {
-  std::vector<TickRecord>& own = (*ticks)[ServerName(server)];
+// Four servers for 40 s; server 2's tcp reads are refused 16 times a second
+// in ticks [start, end).
+std::map<std::string, std::vector<TickRecord>> RefusedReadsCluster(int start, int end) {
+  SyntheticCluster cluster;
+  cluster.servers = 4;
+  cluster.ticks = 40;
+  auto ticks = GenerateCluster(cluster);
+  std::vector<TickRecord>& own = ticks[ServerName(2)];
   for (int tick = start; tick < end; ++tick) {
     FunctionTick refused;
     refused.name_hash = shm::FunctionNameHash("[error ECONNREFUSED in tcp read]");
     refused.calls = 16;
     own[tick].functions.push_back(refused);
   }
+  return ticks;
 }
 
-ReplayResult Replay(const std::map<std::string, std::vector<TickRecord>>& ticks) {
-  return ReplayCluster({}, ticks, {}, testing::SyntheticManifest(), testing::SyntheticNames(), nullptr);
+const Alarm* FirstErrorsAlarm(const ReplayResult& result) {
+  for (const Alarm& alarm : result.alarms) {
+    if (alarm.kind == AlarmKind::kErrors) return &alarm;
+  }
+  return nullptr;
 }
 
 // A PVFS server started before its peers is refused by them until they
-// listen (seen on OrangeFS 2.10: 16 ECONNREFUSED in the first server's fifth
-// second, filling its precreate pools on a new file system).
+// listen (seen on OrangeFS 2.10: 16 ECONNREFUSED in the first server's first
+// seconds, as it filled its precreate pools on a new file system).
 TEST(ErrorAlarmTest, ConnectionsRefusedWhileAServerStartsUpAreNoAlarm) {
-  SyntheticCluster cluster;
-  cluster.servers = 4;
-  cluster.ticks = 40;
-  auto ticks = GenerateCluster(cluster);
-  AddRefusedReads(&ticks, 2, 1, 4);
-  ReplayResult result = Replay(ticks);
+  ReplayResult result = ReplayCluster({}, RefusedReadsCluster(1, 4), {}, testing::SyntheticManifest(),
+                                      testing::SyntheticNames(), nullptr);
   for (const Alarm& alarm : result.alarms) EXPECT_NE(alarm.kind, AlarmKind::kErrors) << AlarmToLogLine(alarm);
 }
 
 TEST(ErrorAlarmTest, ConnectionsRefusedAfterTheWarmUpAreIndicted) {
-  SyntheticCluster cluster;
-  cluster.servers = 4;
-  cluster.ticks = 40;
-  auto ticks = GenerateCluster(cluster);
-  AddRefusedReads(&ticks, 2, 20, 23);
-  ReplayResult result = Replay(ticks);
-  const Alarm* first = nullptr;
-  for (const Alarm& alarm : result.alarms) {
-    if (alarm.kind == AlarmKind::kErrors && first == nullptr) first = &alarm;
-  }
+  ReplayResult result = ReplayCluster({}, RefusedReadsCluster(20, 23), {}, testing::SyntheticManifest(),
+                                      testing::SyntheticNames(), nullptr);
+  const Alarm* first = FirstErrorsAlarm(result);
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(first->server, ServerName(2));
   EXPECT_EQ(first->resource, shm::Resource::kNetwork);
@@ -180,10 +178,7 @@ TEST(ErrorAlarmTest, AStorageFullFromTheStartIsIndictedInTheFirstWindow) {
   AnalyzerConfig config;
   ReplayResult result = Replay(cluster);
   ASSERT_FALSE(result.windows.empty());
-  const Alarm* first = nullptr;
-  for (const Alarm& alarm : result.alarms) {
-    if (alarm.kind == AlarmKind::kErrors && first == nullptr) first = &alarm;
-  }
+  const Alarm* first = FirstErrorsAlarm(result);
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(first->server, ServerName(2));
   EXPECT_EQ(first->top_functions.front().name, "[error ENOSPC in file write]");

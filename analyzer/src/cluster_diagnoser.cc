@@ -339,10 +339,9 @@ std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_
     ServerState& state = servers_[summary->node];
     if (state.boot_id != summary->boot_id) state.windows_seen = 0;
     state.boot_id = summary->boot_id;
+    state.warming_up = state.windows_seen < config_.warmup_windows;
   }
-  for (MetricScore& score : result.scores) {
-    score.warming_up = servers_[score.server].windows_seen < config_.warmup_windows;
-  }
+  for (MetricScore& score : result.scores) score.warming_up = servers_[score.server].warming_up;
   // Each server's score per metric, found once rather than searched per server.
   std::map<std::string, std::array<const MetricScore*, kComparedMetricCount>> scores_of;
   for (const MetricScore& score : result.scores) {
@@ -647,7 +646,7 @@ std::vector<Alarm> ClusterDiagnoser::CheckErrors(uint64_t window, uint64_t now_u
   }
   for (size_t position = 0; position < summaries.size(); ++position) {
     const PeerSummary& summary = *summaries[position];
-    bool warming_up = servers_[summary.node].windows_seen <= config_.warmup_windows;
+    bool warming_up = servers_[summary.node].warming_up;
     Alarm alarm;
     for (const auto& [key, by_server] : counts) {
       const ErrorFeature& error = *FindErrorFeature(key);

@@ -96,6 +96,7 @@ class ClusterDiagnoser {
     uint64_t last_window = 0;
     uint64_t boot_id = 0;
     uint64_t windows_seen = 0;  // since the server (re)started
+    bool warming_up = false;    // the window analyzed now is among its first warmup_windows
     bool silent_reported = false;
     uint64_t last_alarm_ms = 0;
     shm::Resource last_alarm_resource = shm::Resource::kUnknown;

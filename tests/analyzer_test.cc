@@ -26,7 +26,15 @@ using testing::ServerName;
 using testing::SyntheticCluster;
 using testing::SyntheticFault;
 
-ReplayResult Replay(const SyntheticCluster& cluster, const AnalyzerConfig& config = {},
+// These tests pin down the seed rule (trained thresholds, k of 2k-1
+// windows); calibrated_analyzer_test.cc holds the calibrated rule's.
+AnalyzerConfig SeedRule() {
+  AnalyzerConfig config;
+  config.decision_rule = DecisionRule::kSeed;
+  return config;
+}
+
+ReplayResult Replay(const SyntheticCluster& cluster, const AnalyzerConfig& config = SeedRule(),
                     const Thresholds& thresholds = {}) {
   return ReplayCluster(config, GenerateCluster(cluster), thresholds, testing::SyntheticManifest(),
                        testing::SyntheticNames(), nullptr);
@@ -201,7 +209,7 @@ TEST(PeerComparisonTest, DiskTimeAnomalyIsIndictedWithinKWindowsWithItsFunctions
   cluster.fault = SyntheticFault::kDiskTime;
   cluster.faulty_server = 3;
   cluster.fault_start = 100;
-  AnalyzerConfig config;
+  AnalyzerConfig config = SeedRule();
   ReplayResult result = Replay(cluster, config);
   ASSERT_FALSE(result.alarms.empty());
   const Alarm& first = result.alarms.front();
@@ -231,7 +239,7 @@ TEST(PeerComparisonTest, AlarmOnServiceTimesAloneNamesTheFunctionsAbovePeers) {
   for (ComparedMetric metric : {ComparedMetric::kSamples, ComparedMetric::kCount, ComparedMetric::kTime}) {
     thresholds.Set("*", metric, 1e12);
   }
-  ReplayResult result = Replay(cluster, {}, thresholds);
+  ReplayResult result = Replay(cluster, SeedRule(), thresholds);
   ASSERT_FALSE(result.alarms.empty());
   const Alarm& first = result.alarms.front();
   EXPECT_EQ(first.server, ServerName(cluster.faulty_server));
@@ -273,7 +281,7 @@ TEST(PeerComparisonTest, AnUncountedReadLoopsCallCountIsNotCompared) {
   };
   ReplayResult unmarked = Replay(cluster);
   EXPECT_TRUE(fires_on_count(unmarked));
-  ReplayResult marked = ReplayCluster({}, GenerateCluster(cluster), {},
+  ReplayResult marked = ReplayCluster(SeedRule(), GenerateCluster(cluster), {},
                                       testing::SyntheticManifest(true, {"net_recv_message"}), testing::SyntheticNames(),
                                       nullptr);
   EXPECT_FALSE(fires_on_count(marked)) << AlarmToLogLine(marked.alarms.front());
@@ -398,7 +406,7 @@ ReplayResult ReplayWithDeafProfiles(SyntheticFault fault, int faulty_server) {
   SyntheticCluster cluster;
   cluster.fault = fault;
   cluster.faulty_server = faulty_server;
-  return Replay(cluster, {}, DeafProfiles());
+  return Replay(cluster, SeedRule(), DeafProfiles());
 }
 
 // The faulty server alone is indicted, on `resource`, and the first alarm
@@ -410,7 +418,7 @@ void ExpectIndictedByScalarAboveDeafProfiles(SyntheticFault fault, int faulty_se
   SyntheticCluster cluster;
   cluster.fault = fault;
   cluster.faulty_server = faulty_server;
-  ReplayResult result = Replay(cluster, {}, DeafProfiles());
+  ReplayResult result = Replay(cluster, SeedRule(), DeafProfiles());
   ASSERT_FALSE(result.alarms.empty());
   for (const Alarm& alarm : result.alarms) {
     EXPECT_EQ(alarm.server, ServerName(faulty_server)) << AlarmToLogLine(alarm);
@@ -422,12 +430,12 @@ void ExpectIndictedByScalarAboveDeafProfiles(SyntheticFault fault, int faulty_se
   EXPECT_EQ(first.top_functions.front().name, feature);
   // Healthy servers' odd lost segment or short wait stays under the floor.
   cluster.fault = SyntheticFault::kNone;
-  ReplayResult quiet = Replay(cluster, {}, DeafProfiles());
+  ReplayResult quiet = Replay(cluster, SeedRule(), DeafProfiles());
   EXPECT_TRUE(quiet.alarms.empty()) << AlarmToLogLine(quiet.alarms.front());
   cluster.fault = fault;
   Thresholds deaf_to_everything = DeafProfiles();
   deaf_to_everything.Set("*", *ParseComparedMetric(metric), 1e9);
-  ReplayResult deaf = Replay(cluster, {}, deaf_to_everything);
+  ReplayResult deaf = Replay(cluster, SeedRule(), deaf_to_everything);
   EXPECT_TRUE(deaf.alarms.empty()) << AlarmToLogLine(deaf.alarms.front());
 }
 
@@ -440,14 +448,14 @@ TEST(PeerComparisonTest, HalfTheServersSlowTogetherIsNoLimpingServer) {
   cluster.fault = SyntheticFault::kDiskTime;
   cluster.faulty_server = 1;
   auto ticks = GenerateCluster(cluster);
-  ReplayResult one = ReplayCluster({}, ticks, {}, testing::SyntheticManifest(), testing::SyntheticNames(), nullptr);
+  ReplayResult one = ReplayCluster(SeedRule(), ticks, {}, testing::SyntheticManifest(), testing::SyntheticNames(), nullptr);
   ASSERT_FALSE(one.alarms.empty());
   for (const Alarm& alarm : one.alarms) EXPECT_EQ(alarm.server, ServerName(1)) << AlarmToLogLine(alarm);
 
   SyntheticCluster second = cluster;
   second.faulty_server = 2;  // the same run, with server2 as slow as server1
   ticks[ServerName(2)] = GenerateCluster(second).at(ServerName(2));
-  ReplayResult two = ReplayCluster({}, ticks, {}, testing::SyntheticManifest(), testing::SyntheticNames(), nullptr);
+  ReplayResult two = ReplayCluster(SeedRule(), ticks, {}, testing::SyntheticManifest(), testing::SyntheticNames(), nullptr);
   for (const Alarm& alarm : two.alarms) ADD_FAILURE() << AlarmToLogLine(alarm);
   bool both_stood_out = false;
   for (const WindowResult& window : two.windows) {
@@ -467,7 +475,7 @@ TEST(PeerComparisonTest, AThrottledDiskIsNamedThoughTheServerAlsoLosesPackets) {
   SyntheticCluster cluster;
   cluster.fault = SyntheticFault::kDiskThrottled;
   cluster.faulty_server = 7;
-  ReplayResult result = Replay(cluster, {}, DeafProfiles());
+  ReplayResult result = Replay(cluster, SeedRule(), DeafProfiles());
   ASSERT_FALSE(result.alarms.empty());
   for (const Alarm& alarm : result.alarms) {
     EXPECT_EQ(alarm.server, ServerName(7)) << AlarmToLogLine(alarm);
@@ -478,7 +486,7 @@ TEST(PeerComparisonTest, AThrottledDiskIsNamedThoughTheServerAlsoLosesPackets) {
   }
   // The same losses with no slower disk are the network's.
   cluster.fault = SyntheticFault::kPacketLoss;
-  ReplayResult lossy = Replay(cluster, {}, DeafProfiles());
+  ReplayResult lossy = Replay(cluster, SeedRule(), DeafProfiles());
   ASSERT_FALSE(lossy.alarms.empty());
   EXPECT_EQ(lossy.alarms.front().resource, shm::Resource::kNetwork) << AlarmToLogLine(lossy.alarms.front());
 }
@@ -507,10 +515,10 @@ TEST(PeerComparisonTest, AFewSyncsAWindowAreNotCompared) {
   cluster.fault = SyntheticFault::kSlowSyncs;
   cluster.faulty_server = 6;
   cluster.syncs_per_second = 0.25;
-  ReplayResult result = Replay(cluster, {}, DeafProfiles());
+  ReplayResult result = Replay(cluster, SeedRule(), DeafProfiles());
   EXPECT_TRUE(result.alarms.empty()) << AlarmToLogLine(result.alarms.front());
   cluster.syncs_per_second = 2;  // 8 a window
-  EXPECT_FALSE(Replay(cluster, {}, DeafProfiles()).alarms.empty());
+  EXPECT_FALSE(Replay(cluster, SeedRule(), DeafProfiles()).alarms.empty());
 }
 
 // The busiest server of an overloaded machine waits for a CPU a few times
@@ -541,10 +549,10 @@ TEST(PeerComparisonTest, TheWaitForACpuIsComparedOnItsOwnAboveTrainedProfileThre
   Thresholds trained = DeafProfiles();
   trained.Set("*", ComparedMetric::kCpuWait, 250);
   cluster.fault = SyntheticFault::kBusyOnOverloadedCpu;
-  ReplayResult busy = Replay(cluster, {}, trained);
+  ReplayResult busy = Replay(cluster, SeedRule(), trained);
   EXPECT_TRUE(busy.alarms.empty()) << AlarmToLogLine(busy.alarms.front());
   cluster.fault = SyntheticFault::kCpuStarved;
-  ReplayResult starved = Replay(cluster, {}, trained);
+  ReplayResult starved = Replay(cluster, SeedRule(), trained);
   ASSERT_FALSE(starved.alarms.empty());
   EXPECT_EQ(starved.alarms.front().metrics, std::vector<std::string>{"cpuwait"});
 }
@@ -620,7 +628,7 @@ TEST(PeerComparisonTest, HowIdleTimeSplitsAmongWaitingThreadsIsNotAnAnomaly) {
   EXPECT_TRUE(quiet.alarms.empty()) << AlarmToLogLine(quiet.alarms.front());
   // The same stream, with the waiting functions counted as work, does indict:
   // leaving idle functions out is what keeps it quiet.
-  ReplayResult unmarked = ReplayCluster({}, GenerateCluster(cluster), {}, testing::SyntheticManifest(false),
+  ReplayResult unmarked = ReplayCluster(SeedRule(), GenerateCluster(cluster), {}, testing::SyntheticManifest(false),
                                         testing::SyntheticNames(), nullptr);
   ASSERT_FALSE(unmarked.alarms.empty());
   EXPECT_EQ(unmarked.alarms.front().server, ServerName(5));
@@ -631,7 +639,7 @@ TEST(PeerComparisonTest, KOfTwoKMinusOneFiltersAShortBlip) {
   cluster.fault = SyntheticFault::kDiskTime;
   cluster.fault_start = 100;
   cluster.fault_end = 101;  // one faulty tick
-  AnalyzerConfig config;
+  AnalyzerConfig config = SeedRule();
   config.window_ticks = 1;  // one window holds the blip
   config.shift_ticks = 1;
   config.k = 2;
@@ -677,10 +685,10 @@ TEST(TrainingTest, TrainedThresholdsKeepFaultFreeRunsQuietAndStillIndict) {
   }
   SyntheticCluster quiet = training;
   quiet.seed = 12;  // another fault-free run
-  EXPECT_TRUE(Replay(quiet, {}, thresholds).alarms.empty());
+  EXPECT_TRUE(Replay(quiet, SeedRule(), thresholds).alarms.empty());
   SyntheticCluster faulty = quiet;
   faulty.fault = SyntheticFault::kDiskTime;
-  ReplayResult result = Replay(faulty, {}, thresholds);
+  ReplayResult result = Replay(faulty, SeedRule(), thresholds);
   ASSERT_FALSE(result.alarms.empty());
   EXPECT_EQ(result.alarms.front().server, ServerName(3));
   EXPECT_TRUE(result.windows.back().scores.front().trained);
@@ -690,12 +698,14 @@ TEST(ThresholdsTest, FileRoundTripAndBadLinesAreNamed) {
   Thresholds thresholds;
   thresholds.Set("server1", ComparedMetric::kTime, 12.5);
   thresholds.Set("*", ComparedMetric::kDread, 0.3);
+  thresholds.SetSpread(ComparedMetric::kDwrite, {0.21, 480});
+  thresholds.SetUsual("server1", ComparedMetric::kTime, 0.125);
   std::string path = ::testing::TempDir() + "/thresholds-" + std::to_string(getpid());
   std::string error;
   ASSERT_TRUE(thresholds.Save(path, &error)) << error;
   {
     std::ofstream append(path, std::ios::app);
-    append << "server2 speed 3\nserver3 time -1\nserver4 count\n";
+    append << "server2 speed 3\nserver3 time -1\nserver4 count\n* dread spread 0.1\n";
   }
   Thresholds loaded;
   std::vector<std::string> problems;
@@ -703,10 +713,17 @@ TEST(ThresholdsTest, FileRoundTripAndBadLinesAreNamed) {
   EXPECT_EQ(loaded.Get("server1", ComparedMetric::kTime), 12.5);
   EXPECT_EQ(loaded.Get("server9", ComparedMetric::kDread), 0.3);  // the '*' line
   EXPECT_FALSE(loaded.Get("server9", ComparedMetric::kTime));
-  ASSERT_EQ(problems.size(), 3u);
-  EXPECT_NE(problems[0].find(":4: unknown metric 'speed'"), std::string::npos) << problems[0];
-  EXPECT_NE(problems[1].find(":5:"), std::string::npos);
-  EXPECT_NE(problems[2].find(":6:"), std::string::npos);
+  // The calibrated rule's refinements travel in the same file.
+  ASSERT_TRUE(loaded.GetSpread(ComparedMetric::kDwrite));
+  EXPECT_DOUBLE_EQ(loaded.GetSpread(ComparedMetric::kDwrite)->sigma, 0.21);
+  EXPECT_DOUBLE_EQ(loaded.GetSpread(ComparedMetric::kDwrite)->windows, 480);
+  EXPECT_EQ(loaded.GetUsual("server1", ComparedMetric::kTime), 0.125);
+  EXPECT_FALSE(loaded.GetUsual("server2", ComparedMetric::kTime));
+  ASSERT_EQ(problems.size(), 4u);
+  EXPECT_NE(problems[0].find(":7: unknown metric 'speed'"), std::string::npos) << problems[0];
+  EXPECT_NE(problems[1].find(":8:"), std::string::npos);
+  EXPECT_NE(problems[2].find(":9:"), std::string::npos);
+  EXPECT_NE(problems[3].find(":10:"), std::string::npos);  // a spread without its windows
   std::remove(path.c_str());
 }
 
@@ -717,7 +734,7 @@ TEST(PeerComparisonTest, SilentPeerRaisesItsOwnAlarm) {
   auto ticks = GenerateCluster(cluster);
   auto& dying = ticks[ServerName(2)];
   dying.resize(30);  // crashed at tick 30
-  ReplayResult result = ReplayCluster({}, ticks, {}, testing::SyntheticManifest(), testing::SyntheticNames(), nullptr);
+  ReplayResult result = ReplayCluster(SeedRule(), ticks, {}, testing::SyntheticManifest(), testing::SyntheticNames(), nullptr);
   int silent = 0;
   for (const Alarm& alarm : result.alarms) {
     if (alarm.kind != AlarmKind::kSilent) continue;

@@ -86,7 +86,19 @@ std::string AlarmToJson(const Alarm& alarm) {
             "\",\"score\":" + JsonNumber(function.score) +
             ",\"resource\":" + JsonString(ResourceName(function.resource)) + "}";
   }
-  return json + "]}";
+  json += "]";
+  if (!alarm.evidence.empty() || !alarm.reason.empty()) {
+    json += ",\"evidence\":[";
+    for (size_t index = 0; index < alarm.evidence.size(); ++index) {
+      const AlarmEvidence& item = alarm.evidence[index];
+      json += index ? "," : "";
+      json += "{\"metric\":" + JsonString(item.metric) + ",\"ratio\":" + JsonNumber(item.ratio) +
+              ",\"evidence\":" + JsonNumber(item.statistic) + ",\"resource\":" + JsonString(ResourceName(item.resource)) +
+              "}";
+    }
+    json += "],\"reason\":" + JsonString(alarm.reason);
+  }
+  return json + "}";
 }
 
 std::string AlarmToLogLine(const Alarm& alarm) {
@@ -102,6 +114,8 @@ std::string AlarmToLogLine(const Alarm& alarm) {
   if (!errors || alarm.resource != shm::Resource::kUnknown) what += std::string(" on ") + ResourceName(alarm.resource);
   std::string line = std::string("ALARM ") + AlarmKindName(alarm.kind) + ": server " + alarm.server + what + " (" + Joined(alarm.metrics, ",") + ", " + numbers +
                      ", window " + std::to_string(alarm.window) + ", reported by " + alarm.reporter + ")";
+  // Calibrated alarms say why the resource is the one named.
+  if (!alarm.reason.empty()) line += "; why: " + alarm.reason;
   if (!names.empty()) line += "; top functions: " + Joined(names, ", ");
   return line;
 }

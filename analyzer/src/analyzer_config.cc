@@ -31,8 +31,24 @@ void ReadNumber(const char* variable, double low, double high, T* value_out, std
 
 }  // namespace
 
+const char* DecisionRuleName(DecisionRule rule) { return rule == DecisionRule::kSeed ? "seed" : "calibrated"; }
+
+std::optional<DecisionRule> ParseDecisionRule(const std::string& name) {
+  if (name == "calibrated") return DecisionRule::kCalibrated;
+  if (name == "seed") return DecisionRule::kSeed;
+  return std::nullopt;
+}
+
 AnalyzerConfig ReadAnalyzerConfigFromEnvironment(std::vector<std::string>* problems) {
   AnalyzerConfig config;
+  if (const char* rule = Get("LIMPWATCH_ANALYZE_RULE")) {
+    if (auto parsed = ParseDecisionRule(rule)) {
+      config.decision_rule = *parsed;
+    } else {
+      problems->push_back(std::string("LIMPWATCH_ANALYZE_RULE='") + rule + "' is not calibrated or seed");
+    }
+  }
+  ReadNumber("LIMPWATCH_ANALYZE_BUDGET", 1, 1e6, &config.server_days_per_false_alarm, problems);
   ReadNumber("LIMPWATCH_ANALYZE_TICK_MS", 100, 60000, &config.tick_ms, problems);
   ReadNumber("LIMPWATCH_ANALYZE_WINDOW", 1, 600, &config.window_ticks, problems);
   ReadNumber("LIMPWATCH_ANALYZE_SHIFT", 1, 600, &config.shift_ticks, problems);

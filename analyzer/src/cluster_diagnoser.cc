@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "limpwatch/analyzer/error_features.h"
+#include "summary_values.h"
 #include "limpwatch/analyzer/peer_distances.h"
 #include "limpwatch/analyzer/statistics.h"
 #include "limpwatch/analyzer/tick_record.h"
@@ -18,74 +19,6 @@ constexpr size_t kTopFunctions = 10;
 // How far past its threshold a wait for a CPU in the alarm's window must be
 // to name the CPU before the cpuwait metric fires (BuildAlarm).
 constexpr double kWaitNowFactor = 2.0;
-
-const std::vector<Feature>* FeaturesOf(const PeerSummary& summary, Metric metric) {
-  for (const auto& features : summary.metrics) {
-    if (features.metric == metric) return &features.features;
-  }
-  return nullptr;
-}
-
-Metric VectorMetricOf(ComparedMetric metric) {
-  return metric == ComparedMetric::kSamples ? Metric::kSamples
-         : metric == ComparedMetric::kCount ? Metric::kCount
-                                            : Metric::kTime;
-}
-
-// The keys of the features the rtt, loss, cpuwait, dsync and majflt metrics are read from.
-const uint32_t kRoundTripKey = FoldNameHash(shm::FunctionNameHash(kRoundTripName));
-const uint32_t kLostPacketsKey = FoldNameHash(shm::FunctionNameHash(kLostPacketsName));
-const uint32_t kRunqueueWaitKey = FoldNameHash(shm::FunctionNameHash(kRunqueueWaitName));
-const uint32_t kFileSyncKey = FoldNameHash(shm::FunctionNameHash(kFileSyncName));
-const uint32_t kMajorFaultsKey = FoldNameHash(shm::FunctionNameHash(kMajorFaultsName));
-
-// A feature's value for one vector metric in one summary, 0 when absent.
-double ValueOf(const PeerSummary& summary, Metric wanted, uint32_t key) {
-  for (const auto& metric : summary.metrics) {
-    if (metric.metric != wanted) continue;
-    for (const Feature& feature : metric.features) {
-      if (feature.key == key) return feature.value;
-    }
-  }
-  return 0;
-}
-
-// A feature's self time (ms) in one summary, 0 when absent.
-double TimeOf(const PeerSummary& summary, uint32_t key) { return ValueOf(summary, Metric::kTime, key); }
-
-// The window's mean time per call of a feature, 0 (nothing to compare) when
-// it was called fewer than `min_calls` times.
-double TimePerCallOf(const PeerSummary& summary, uint32_t key, double min_calls) {
-  double calls = ValueOf(summary, Metric::kCount, key);
-  return calls > 0 && calls >= min_calls ? TimeOf(summary, key) / calls : 0;
-}
-
-// A server's syncs are compared when it made this many in the window. A
-// large sequential write or read syncs a few times a file: one sync flushing
-// a whole file on one server and a small one on another differ by 4-5 ms
-// with nothing wrong (test-bed ddr: one sync a server in a window), which,
-// trained, hid a throttled disk's 8 ms per sync under postmark. A server
-// syncing its metadata syncs tens of times a second (OrangeFS: 15-280).
-constexpr double kMinComparedSyncs = 8;
-
-double ScalarOf(const PeerSummary& summary, ComparedMetric metric) {
-  switch (metric) {
-    case ComparedMetric::kDread: return summary.io.dread_ms;
-    case ComparedMetric::kDwrite: return summary.io.dwrite_ms;
-    case ComparedMetric::kNsread: return summary.io.nsread_ms;
-    case ComparedMetric::kNcread: return summary.io.ncread_ms;
-    case ComparedMetric::kRoundTrip:
-      return summary.window_ticks == 0 ? 0 : TimeOf(summary, kRoundTripKey) / summary.window_ticks;
-    case ComparedMetric::kLoss:
-      return summary.window_ticks == 0 ? 0 : TimeOf(summary, kLostPacketsKey) / summary.window_ticks;
-    case ComparedMetric::kCpuWait:
-      return summary.window_ticks == 0 ? 0 : TimeOf(summary, kRunqueueWaitKey) / summary.window_ticks;
-    case ComparedMetric::kDsync: return TimePerCallOf(summary, kFileSyncKey, kMinComparedSyncs);
-    case ComparedMetric::kMajorFaults:
-      return summary.window_ticks == 0 ? 0 : TimeOf(summary, kMajorFaultsKey) / kMajorFaultMs / summary.window_ticks;
-    default: return 0;
-  }
-}
 
 // The median of the others: the median of `sorted` with one copy of `value`
 // taken out, found without a copy per server.
@@ -110,7 +43,13 @@ ClusterDiagnoser::ClusterDiagnoser(const AnalyzerConfig& config, Thresholds thre
       thresholds_(std::move(thresholds)),
       manifest_(std::move(manifest)),
       names_(names),
-      reporter_(std::move(reporter)) {}
+      reporter_(std::move(reporter)) {
+  if (config_.decision_rule == DecisionRule::kCalibrated) calibrated_ = MakeCalibratedDecision(config_, thresholds_);
+}
+
+void ClusterDiagnoser::KeepVerdicts(bool keep) {
+  if (calibrated_) calibrated_->KeepVerdicts(keep);
+}
 
 void ClusterDiagnoser::Add(const PeerSummary& summary) {
   if (analyzed_any_ && summary.window <= last_analyzed_) {
@@ -310,41 +249,25 @@ void LeaveOutSharedAnomalies(WindowResult* result) {
 }
 }  // namespace
 
-std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_ms) {
+std::vector<Alarm> ClusterDiagnoser::DecideBySeedRule(uint64_t window, uint64_t now_unix_ms,
+                                                      const std::vector<const PeerSummary*>& summaries,
+                                                      WindowResult* result) {
   std::vector<Alarm> alarms;
-  WindowResult result;
-  result.window = window;
-  std::vector<const PeerSummary*> summaries;
-  auto found = pending_.find(window);
-  if (found != pending_.end()) {
-    for (const auto& [server, summary] : found->second) {
-      summaries.push_back(&summary);
-      result.servers.push_back(server);
-    }
-  }
-
   std::vector<std::vector<Feature>> components[kComparedMetricCount];
   for (int index = 0; index < kComparedMetricCount; ++index) {
     auto metric = static_cast<ComparedMetric>(index);
     if (IsVectorMetric(metric)) {
-      ScoreVectorMetric(metric, summaries, &result, &components[index]);
+      ScoreVectorMetric(metric, summaries, result, &components[index]);
     } else {
-      ScoreScalarMetric(metric, summaries, &result);
+      ScoreScalarMetric(metric, summaries, result);
     }
   }
 
-  LeaveOutSharedAnomalies(&result);
-  // A restarted server (a new boot id) starts up again: its warm-up too.
-  for (const PeerSummary* summary : summaries) {
-    ServerState& state = servers_[summary->node];
-    if (state.boot_id != summary->boot_id) state.windows_seen = 0;
-    state.boot_id = summary->boot_id;
-    state.warming_up = state.windows_seen < config_.warmup_windows;
-  }
-  for (MetricScore& score : result.scores) score.warming_up = servers_[score.server].warming_up;
+  LeaveOutSharedAnomalies(result);
+  for (MetricScore& score : result->scores) score.warming_up = servers_[score.server].warming_up;
   // Each server's score per metric, found once rather than searched per server.
   std::map<std::string, std::array<const MetricScore*, kComparedMetricCount>> scores_of;
-  for (const MetricScore& score : result.scores) {
+  for (const MetricScore& score : result->scores) {
     auto [entry, inserted] = scores_of.try_emplace(score.server);
     if (inserted) entry->second.fill(nullptr);
     entry->second[static_cast<int>(score.metric)] = &score;
@@ -353,10 +276,6 @@ std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_
   for (size_t position = 0; position < summaries.size(); ++position) {
     const PeerSummary& summary = *summaries[position];
     ServerState& state = servers_[summary.node];
-    state.last_window = window;
-    state.windows_seen++;
-    state.silent_reported = false;
-    state.invariant_bits = summary.invariant_bits;
     std::vector<ComparedMetric> fired;
     for (int index = 0; index < kComparedMetricCount; ++index) {
       History& history = state.metrics[index];
@@ -377,7 +296,7 @@ std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_
       if (anomalous >= config_.k && history.anomalous.back()) fired.push_back(static_cast<ComparedMetric>(index));
     }
     if (fired.empty()) continue;
-    result.indicted.push_back(summary.node);
+    result->indicted.push_back(summary.node);
     Alarm alarm = BuildAlarm(summary.node, state, fired, window, now_unix_ms, summaries);
     bool suppressed = state.last_alarm_ms != 0 &&
                       now_unix_ms - state.last_alarm_ms < uint64_t{config_.alarm_suppression_s} * 1000 &&
@@ -387,6 +306,41 @@ std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_
       state.last_alarm_resource = alarm.resource;
       alarms.push_back(std::move(alarm));
     }
+  }
+
+  return alarms;
+}
+
+std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_ms) {
+  WindowResult result;
+  result.window = window;
+  std::vector<const PeerSummary*> summaries;
+  auto found = pending_.find(window);
+  if (found != pending_.end()) {
+    for (const auto& [server, summary] : found->second) {
+      summaries.push_back(&summary);
+      result.servers.push_back(server);
+    }
+  }
+  // A restarted server (a new boot id) starts up again: its warm-up too.
+  for (const PeerSummary* summary : summaries) {
+    ServerState& state = servers_[summary->node];
+    if (state.boot_id != summary->boot_id) {
+      state.windows_seen = 0;
+      state.excess_time.clear();
+      if (calibrated_ && state.boot_id != 0) calibrated_->Forget(summary->node);
+    }
+    state.boot_id = summary->boot_id;
+    state.warming_up = state.windows_seen < config_.warmup_windows;
+    state.invariant_bits = summary->invariant_bits;
+  }
+  std::vector<Alarm> alarms = calibrated_ ? DecideCalibrated(window, now_unix_ms, summaries, &result)
+                                          : DecideBySeedRule(window, now_unix_ms, summaries, &result);
+  for (const PeerSummary* summary : summaries) {
+    ServerState& state = servers_[summary->node];
+    state.last_window = window;
+    state.windows_seen++;
+    state.silent_reported = false;
   }
 
   for (Alarm& alarm : CheckErrors(window, now_unix_ms, summaries)) alarms.push_back(std::move(alarm));

@@ -34,6 +34,7 @@ ReplayResult ReplayCluster(const AnalyzerConfig& config, const std::map<std::str
   };
   for (const auto& [server, records] : ticks) start_pipeline(server);
   ClusterDiagnoser diagnoser(config, thresholds, manifest, &names, "offline");
+  diagnoser.KeepVerdicts(true);
 
   // Online, the summaries of window w cross between servers within the tick
   // that completes w, and every server learns its peers' features before it
@@ -72,6 +73,27 @@ ReplayResult ReplayCluster(const AnalyzerConfig& config, const std::map<std::str
   }
   while (!produced.empty()) flush(produced.begin()->first);
   result.windows = diagnoser.results();
+  if (const CalibratedDecision* decision = diagnoser.calibrated()) {
+    result.verdicts = decision->Verdicts();
+    for (int index = 0; index < kComparedMetricCount; ++index) {
+      // The spread the servers' last windows show, learnt over every window
+      // the replay compared them in (each restart of a server starts its
+      // history again, not the cluster's knowledge of its noise).
+      const MetricNoise& noise = decision->noise(size_t(index));
+      double windows = 0;
+      for (const ServerVerdict& verdict : result.verdicts) windows += double(verdict.metrics[size_t(index)].compared);
+      if (noise.measured_windows() > 0 && windows > 0) {
+        result.learnt.SetSpread(static_cast<ComparedMetric>(index), {noise.measured_sigma(), windows});
+      }
+      if (decision->metrics()[size_t(index)].kind != EvidenceKind::kLogRatio) continue;
+      for (const ServerVerdict& verdict : result.verdicts) {
+        double usual = 0;
+        if (decision->RatioSoFar(verdict.server, size_t(index), &usual)) {
+          result.learnt.SetUsual(verdict.server, static_cast<ComparedMetric>(index), usual);
+        }
+      }
+    }
+  }
   return result;
 }
 

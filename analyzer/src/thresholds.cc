@@ -80,6 +80,22 @@ std::optional<double> Thresholds::Get(const std::string& server, ComparedMetric 
   return found->second;
 }
 
+std::optional<Thresholds::Spread> Thresholds::GetSpread(ComparedMetric metric) const {
+  auto found = spreads_.find(metric);
+  if (found == spreads_.end()) return std::nullopt;
+  return found->second;
+}
+
+void Thresholds::SetUsual(const std::string& server, ComparedMetric metric, double log_ratio) {
+  usual_[{server, metric}] = log_ratio;
+}
+
+std::optional<double> Thresholds::GetUsual(const std::string& server, ComparedMetric metric) const {
+  auto found = usual_.find({server, metric});
+  if (found == usual_.end()) return std::nullopt;
+  return found->second;
+}
+
 bool Thresholds::Load(const std::string& path, std::vector<std::string>* problems) {
   std::ifstream file(path);
   if (!file) return false;
@@ -88,22 +104,50 @@ bool Thresholds::Load(const std::string& path, std::vector<std::string>* problem
     size_t comment = line.find('#');
     if (comment != std::string::npos) line.resize(comment);
     std::istringstream fields(line);
-    std::string server, metric_name, value_text, extra;
-    if (!(fields >> server)) continue;  // blank
+    std::vector<std::string> words;
+    for (std::string word; fields >> word;) words.push_back(word);
+    if (words.empty()) continue;  // blank
     std::string where = path + ":" + std::to_string(number) + ": ";
-    if (!(fields >> metric_name >> value_text) || (fields >> extra)) {
-      problems->push_back(where + "expected '<server> <metric> <threshold>'");
+    auto number_at = [&words](size_t index, double* value) {
+      char* end = nullptr;
+      *value = std::strtod(words[index].c_str(), &end);
+      return end != words[index].c_str() && *end == '\0' && std::isfinite(*value);
+    };
+    bool spread = words.size() == 5 && words[2] == "spread";
+    bool usual = words.size() == 4 && words[2] == "usual";
+    if (words.size() != 3 && !spread && !usual) {
+      problems->push_back(where + "expected '<server> <metric> <threshold>', '* <metric> spread <sigma> <windows>' or "
+                                  "'<server> <metric> usual <log ratio>'");
       continue;
     }
+    const std::string& server = words[0];
+    const std::string& metric_name = words[1];
     auto metric = ParseComparedMetric(metric_name);
     if (!metric) {
       problems->push_back(where + "unknown metric '" + metric_name + "'");
       continue;
     }
-    char* end = nullptr;
-    double value = std::strtod(value_text.c_str(), &end);
-    if (end == value_text.c_str() || *end != '\0' || !std::isfinite(value) || value < 0) {
-      problems->push_back(where + "threshold '" + value_text + "' is not a non-negative number");
+    if (spread) {
+      Spread learnt;
+      if (!number_at(3, &learnt.sigma) || !number_at(4, &learnt.windows) || learnt.sigma < 0 || learnt.windows < 0) {
+        problems->push_back(where + "spread and windows must be non-negative numbers");
+        continue;
+      }
+      SetSpread(*metric, learnt);
+      continue;
+    }
+    if (usual) {
+      double log_ratio = 0;
+      if (!number_at(3, &log_ratio)) {
+        problems->push_back(where + "usual ratio '" + words[3] + "' is not a number");
+        continue;
+      }
+      SetUsual(server, *metric, log_ratio);
+      continue;
+    }
+    double value = 0;
+    if (!number_at(2, &value) || value < 0) {
+      problems->push_back(where + "threshold '" + words[2] + "' is not a non-negative number");
       continue;
     }
     Set(server, *metric, value);
@@ -113,9 +157,16 @@ bool Thresholds::Load(const std::string& path, std::vector<std::string>* problem
 
 std::string Thresholds::Format() const {
   std::ostringstream out;
-  out << "# limpwatch thresholds: <server> <metric> <threshold>\n";
+  out << "# limpwatch thresholds: <server> <metric> <threshold> (seed rule), * <metric> spread <sigma> <windows>\n";
+  out << "# and <server> <metric> usual <log ratio> (calibrated rule)\n";
   for (const auto& [key, value] : values_) {
     out << key.first << ' ' << ComparedMetricName(key.second) << ' ' << value << '\n';
+  }
+  for (const auto& [metric, spread] : spreads_) {
+    out << "* " << ComparedMetricName(metric) << " spread " << spread.sigma << ' ' << spread.windows << '\n';
+  }
+  for (const auto& [key, value] : usual_) {
+    out << key.first << ' ' << ComparedMetricName(key.second) << " usual " << value << '\n';
   }
   return out.str();
 }

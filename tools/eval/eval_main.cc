@@ -58,6 +58,7 @@ struct Options {
   bool check = false;
   int first_faulty = 0;  // the rotation of faulty servers starts here
   int disk_image_mib = 0;  // 0: directories on the machine's disk
+  std::string rule = "calibrated";  // the servers' decision rule (LIMPWATCH_ANALYZE_RULE)
 };
 
 std::vector<std::string> Split(const std::string& text) {
@@ -155,6 +156,7 @@ std::vector<std::string> Evaluation::ClusterEnvironment(const std::string& direc
       "LIMPWATCH_RECORD=" + directory + "/%n.lwtrace",
       "LIMPWATCH_MANIFEST=" + manifest_,
       "LIMPWATCH_QUIET=1",
+      "LIMPWATCH_ANALYZE_RULE=" + options_.rule,
   };
   if (!thresholds_.empty()) environment.push_back("LIMPWATCH_THRESHOLDS=" + thresholds_);
   return environment;
@@ -420,6 +422,10 @@ int main(int argc, char** argv) {
       else if (flag == "--check") options.check = true;
       else if (flag == "--first-faulty") options.first_faulty = std::stoi(value());
       else if (flag == "--disk-images") options.disk_image_mib = std::stoi(value());
+      else if (flag == "--rule") {
+        options.rule = value();
+        if (options.rule != "calibrated" && options.rule != "seed") return Usage("--rule is calibrated or seed");
+      }
       else return Usage(("unknown option " + flag).c_str());
     } catch (const std::exception&) {
       return Usage(("bad value for " + flag).c_str());

@@ -111,6 +111,8 @@ std::string RenderJson(const std::vector<Experiment>& experiments, const std::ma
         << (score.true_positive ? "true" : "false") << ", \"false_positive\": "
         << (score.false_positive ? "true" : "false") << ", \"latency_s\": ";
     if (score.latency_s) out << *score.latency_s; else out << "null";
+    out << ", \"start_ms\": " << experiment.start_ms << ", \"fault_start_ms\": " << experiment.fault_start_ms
+        << ", \"fault_end_ms\": " << experiment.fault_end_ms << ", \"end_ms\": " << experiment.end_ms;
     out << ", \"resource_right\": ";
     if (score.resource_right) out << (*score.resource_right ? "true" : "false"); else out << "null";
     out << ", \"alarms\": " << experiment.alarms.size() << "}";

@@ -21,6 +21,15 @@ struct RootCauseFunction {
   shm::Resource resource = shm::Resource::kUnknown;
 };
 
+// One metric behind a calibrated alarm (calibrated_decision.h): how much
+// slower than its peers the server was on it, and how far its evidence went.
+struct AlarmEvidence {
+  std::string metric;
+  double ratio = 0;      // its value over its peers' median in the alarm's window
+  double statistic = 0;  // its strongest chart over the threshold: 1 or more indicts on its own
+  shm::Resource resource = shm::Resource::kUnknown;  // what it stands for
+};
+
 enum class AlarmKind {
   kAnomaly,  // peer comparison indicted the server
   kSilent,   // a peer stopped sending summaries (crash or hang)
@@ -41,6 +50,10 @@ struct Alarm {
   double threshold = 0;
   uint32_t invariant_bits = 0;
   std::vector<RootCauseFunction> top_functions;
+  // Calibrated alarms: the metrics with evidence, strongest first, and in
+  // words why the resource is the one named (or that the evidence is mixed).
+  std::vector<AlarmEvidence> evidence;
+  std::string reason;
 };
 
 const char* AlarmKindName(AlarmKind kind);

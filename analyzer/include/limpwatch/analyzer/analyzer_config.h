@@ -3,6 +3,7 @@
 #define LIMPWATCH_ANALYZER_ANALYZER_CONFIG_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,17 @@
 
 namespace limpwatch::analyzer {
 
+// How peer comparison decides (calibrated_decision.h). The seed rule, seed
+// 000's trained thresholds and k of 2k-1 windows, is kept for comparison.
+enum class DecisionRule : uint8_t { kCalibrated, kSeed };
+const char* DecisionRuleName(DecisionRule rule);
+
 struct AnalyzerConfig {
+  DecisionRule decision_rule = DecisionRule::kCalibrated;
+  // The calibrated rule's budget: at most one false alarm per this many
+  // server-days on healthy servers (false_alarm_budget.h).
+  double server_days_per_false_alarm = 100;
+
   uint32_t tick_ms = 1000;
   // Seed 000 used 60 s windows shifted by 30 s and k = 3 of 5 windows: a
   // 90 s latency. Our per-second data is dense enough for 4 s windows
@@ -57,6 +68,8 @@ struct AnalyzerConfig {
 // Reads LIMPWATCH_ANALYZE_* variables over the defaults; bad values are
 // reported in *problems and their default is kept.
 AnalyzerConfig ReadAnalyzerConfigFromEnvironment(std::vector<std::string>* problems);
+
+std::optional<DecisionRule> ParseDecisionRule(const std::string& name);
 
 }  // namespace limpwatch::analyzer
 

@@ -1,7 +1,16 @@
 // Peer comparison (seed 000 section 5, seed 001): given every server's
 // summary of a window, find the server that behaves unlike its peers.
 //
-// Per window and metric, each server gets a score:
+// Two rules decide (AnalyzerConfig::decision_rule). The calibrated rule, the
+// default, needs no training (calibrated_decision.h): per window, each
+// server's metrics as log ratios to its peers' median (the service times and
+// waits as they are, the profiles as the cost of the server's own work at
+// its peers' pace, profile_evidence.h), judged against the cluster's noise
+// learnt online, by charts whose threshold follows from a false-alarm budget.
+// The alarm names the resource the strongest evidence stands for, and why.
+//
+// The seed rule (seed 000), kept for comparison:
+// per window and metric, each server gets a score:
 //   vector metrics (samples, count, time): the median of its distances to
 //     every other server's feature vector (Manhattan by default);
 //   I/O metrics (dread, dwrite, nsread, ncread): its median service time
@@ -31,12 +40,14 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "limpwatch/analyzer/alarm.h"
 #include "limpwatch/analyzer/analyzer_config.h"
+#include "limpwatch/analyzer/calibrated_decision.h"
 #include "limpwatch/analyzer/distance.h"
 #include "limpwatch/analyzer/name_book.h"
 #include "limpwatch/analyzer/peer_summary.h"
@@ -52,6 +63,11 @@ struct MetricScore {
   double threshold = 0;
   bool trained = false;  // threshold from training (else the default rule)
   bool anomalous = false;
+  // Calibrated rule: score is the evidence (nats) of the strongest chart and
+  // threshold the budget's; ratio the server's value over its peers' median
+  // (for the profiles, its cost over its peers' pace) and sigma the noise.
+  double ratio = 0;
+  double sigma = 0;
   // Among the server's first warmup_windows windows: scored, never counted
   // as anomalous, and so left out of training too.
   bool warming_up = false;
@@ -63,6 +79,10 @@ struct WindowResult {
   std::vector<MetricScore> scores;
   std::vector<std::string> indicted;
 };
+
+// The calibrated decision over the compared metrics of peer summaries, with
+// what a thresholds file adds to it (the noise learnt, the usual ratios).
+std::unique_ptr<CalibratedDecision> MakeCalibratedDecision(const AnalyzerConfig& config, const Thresholds& thresholds);
 
 class ClusterDiagnoser {
  public:
@@ -82,6 +102,10 @@ class ClusterDiagnoser {
   std::vector<uint64_t> PendingWindows() const;
 
   const std::vector<WindowResult>& results() const { return results_; }
+  // The calibrated rule's state (null under the seed rule): its noise, the
+  // usual ratios it learnt, and the per-server verdicts when kept.
+  const CalibratedDecision* calibrated() const { return calibrated_.get(); }
+  void KeepVerdicts(bool keep);
   void KeepResults(bool keep) { keep_results_ = keep; }
   uint64_t late_summaries() const { return late_summaries_; }
 
@@ -102,8 +126,16 @@ class ClusterDiagnoser {
     shm::Resource last_alarm_resource = shm::Resource::kUnknown;
     uint32_t invariant_bits = 0;
     uint64_t last_error_alarm_ms = 0;
+    // Calibrated rule: where the server's extra time went in its last windows.
+    std::deque<std::unordered_map<uint32_t, double>> excess_time;
   };
 
+  std::vector<Alarm> DecideBySeedRule(uint64_t window, uint64_t now_unix_ms,
+                                      const std::vector<const PeerSummary*>& summaries, WindowResult* result);
+  std::vector<Alarm> DecideCalibrated(uint64_t window, uint64_t now_unix_ms,
+                                      const std::vector<const PeerSummary*>& summaries, WindowResult* result);
+  Alarm BuildCalibratedAlarm(const std::string& server, ServerState& state, const ServerEvidence& evidence,
+                             uint64_t window, uint64_t now_unix_ms);
   void ScoreVectorMetric(ComparedMetric metric, const std::vector<const PeerSummary*>& summaries,
                          WindowResult* result, std::vector<std::vector<Feature>>* components);
   void ScoreScalarMetric(ComparedMetric metric, const std::vector<const PeerSummary*>& summaries,
@@ -141,6 +173,7 @@ class ClusterDiagnoser {
   uint64_t late_summaries_ = 0;
   bool keep_results_ = true;
   std::vector<WindowResult> results_;
+  std::unique_ptr<CalibratedDecision> calibrated_;
   // Seed 000 section 7.1: per feature, the running relative spread among
   // servers in windows where nobody was anomalous; features that vary a lot
   // without a fault weigh less.

@@ -24,6 +24,11 @@ struct ReplayResult {
   std::vector<WindowResult> windows;
   // Every summary produced, per window (for training).
   std::map<uint64_t, std::vector<PeerSummary>> summaries;
+  // The calibrated rule's per-server verdicts over the replay (empty under
+  // the seed rule), and what it learnt: each compared metric's noise and the
+  // servers' usual profile ratios (what `limpwatch train` keeps).
+  std::vector<ServerVerdict> verdicts;
+  Thresholds learnt;
 };
 
 // Replays the ticks of every server (a map server -> ticks in order).

@@ -2,9 +2,14 @@
 // the smallest threshold that removes every anomaly of fault-free runs,
 // found by binary search and doubled) or, where none was trained, a default.
 //
-// File format, one threshold a line, '#' starts a comment:
-//     <server> <metric> <threshold>
-// <server> may be '*' for every server without a line of its own.
+// File format, one value a line, '#' starts a comment:
+//     <server> <metric> <threshold>            the seed rule's threshold
+//     * <metric> spread <sigma> <windows>      the calibrated rule's noise, learnt
+//     <server> <metric> usual <log ratio>      a server's usual profile ratio
+// <server> may be '*' for every server without a line of its own. The
+// calibrated rule needs none of them: training only narrows its noise
+// estimate (metric_noise.h) and tells it each server's usual ratio from the
+// start (calibrated_decision.h).
 #ifndef LIMPWATCH_ANALYZER_THRESHOLDS_H_
 #define LIMPWATCH_ANALYZER_THRESHOLDS_H_
 
@@ -77,7 +82,18 @@ class Thresholds {
   void Set(const std::string& server, ComparedMetric metric, double threshold);
   // The trained threshold, or nullopt (then the default rule applies).
   std::optional<double> Get(const std::string& server, ComparedMetric metric) const;
-  bool empty() const { return values_.empty(); }
+  bool empty() const { return values_.empty() && spreads_.empty() && usual_.empty(); }
+
+  struct Spread {
+    double sigma = 0;    // of one window's log ratio
+    double windows = 0;  // learnt over
+  };
+  void SetSpread(ComparedMetric metric, Spread spread) { spreads_[metric] = spread; }
+  std::optional<Spread> GetSpread(ComparedMetric metric) const;
+  void SetUsual(const std::string& server, ComparedMetric metric, double log_ratio);
+  std::optional<double> GetUsual(const std::string& server, ComparedMetric metric) const;
+  // Every usual ratio, by (server, metric).
+  const std::map<std::pair<std::string, ComparedMetric>, double>& usual() const { return usual_; }
 
   // Parses a thresholds file. Malformed lines are reported in *problems
   // ("file:line: ...") and skipped; returns false if the file cannot be read.
@@ -87,6 +103,8 @@ class Thresholds {
 
  private:
   std::map<std::pair<std::string, ComparedMetric>, double> values_;
+  std::map<ComparedMetric, Spread> spreads_;
+  std::map<std::pair<std::string, ComparedMetric>, double> usual_;
 };
 
 // Seed 000's rule: the smallest multiple of `resolution` that no score

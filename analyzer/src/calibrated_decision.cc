@@ -1,0 +1,332 @@
+#include "limpwatch/analyzer/calibrated_decision.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "limpwatch/analyzer/false_alarm_budget.h"
+
+namespace limpwatch::analyzer {
+namespace {
+
+// The load fit forgets with a time constant of about a thousand windows: a
+// cluster's mix of work changes over the day.
+constexpr double kLoadFitMemory = 1.0 - 1.0 / 1024.0;
+
+// Log ratios kept for the per-server median: 0.01 wide, -4 to +4.
+constexpr int kRatioBins = 800;
+constexpr double kRatioBinWidth = 0.01;
+
+double MedianWithoutOne(const std::vector<double>& sorted, double value) {
+  size_t removed = size_t(std::lower_bound(sorted.begin(), sorted.end(), value) - sorted.begin());
+  size_t size = sorted.size() - 1;
+  if (size == 0) return value;
+  auto at = [&](size_t index) { return sorted[index < removed ? index : index + 1]; };
+  return size % 2 == 1 ? at(size / 2) : (at(size / 2 - 1) + at(size / 2)) / 2.0;
+}
+
+bool IsSymptom(const DecisionMetric& metric) { return metric.kind != EvidenceKind::kLoad; }
+
+}  // namespace
+
+struct CalibratedDecision::Track {
+  Track(const std::vector<double>* limp_logs, double tolerated_log) : detector(limp_logs, tolerated_log) {}
+  ResidualHistory history;
+  ShiftDetector detector;
+  double usual = 0;
+  bool usual_known = false;
+  MetricVerdict verdict;
+  std::vector<uint32_t> ratio_bins;  // keep_verdicts only
+};
+
+struct CalibratedDecision::ServerState {
+  std::vector<Track> tracks;
+  ServerVerdict verdict;
+};
+
+void CalibratedDecision::CountRatio(Track& track, double log_ratio) {
+  ++track.verdict.compared;
+  if (track.ratio_bins.empty()) track.ratio_bins.assign(kRatioBins, 0);
+  int bin = int(std::floor(log_ratio / kRatioBinWidth)) + kRatioBins / 2;
+  track.ratio_bins[std::clamp(bin, 0, kRatioBins - 1)]++;
+}
+
+
+CalibratedDecision::CalibratedDecision(const DecisionSettings& settings, std::vector<DecisionMetric> metrics)
+    : settings_(settings), metrics_(std::move(metrics)) {
+  for (double limp : settings_.limps) limp_logs_.push_back(std::log(std::max(limp, 1.0001)));
+  std::sort(limp_logs_.begin(), limp_logs_.end());
+  tolerated_log_ = std::log(std::max(settings_.tolerated_ratio, 1.0));
+  size_t symptoms = std::count_if(metrics_.begin(), metrics_.end(), IsSymptom);
+  FalseAlarmBudget budget;
+  budget.server_days_per_false_alarm = settings_.server_days_per_false_alarm;
+  budget.window_shift_s = settings_.window_shift_s;
+  budget.charts = std::max<size_t>(symptoms, 1) * limp_logs_.size();
+  threshold_ = budget.Threshold();
+  noise_.resize(metrics_.size());
+  load_xy_.assign(metrics_.size(), 0.0);
+  load_xx_.assign(metrics_.size(), 0.0);
+}
+
+CalibratedDecision::~CalibratedDecision() = default;
+
+CalibratedDecision::ServerState& CalibratedDecision::StateOf(const std::string& server) {
+  auto& state = servers_[server];
+  if (!state) {
+    state = std::make_unique<ServerState>();
+    for (size_t index = 0; index < metrics_.size(); ++index) state->tracks.emplace_back(&limp_logs_, tolerated_log_);
+    state->verdict.server = server;
+    state->verdict.metrics.resize(metrics_.size());
+  }
+  return *state;
+}
+
+void CalibratedDecision::SetNoisePrior(size_t metric, double sigma, double windows) {
+  if (metric < noise_.size()) noise_[metric].SetPrior(sigma, windows);
+}
+
+void CalibratedDecision::SetUsualRatio(const std::string& server, size_t metric, double log_ratio) {
+  if (metric >= metrics_.size()) return;
+  Track& track = StateOf(server).tracks[metric];
+  track.usual = log_ratio;
+  track.usual_known = true;
+}
+
+bool CalibratedDecision::UsualRatio(const std::string& server, size_t metric, double* log_ratio) const {
+  auto found = servers_.find(server);
+  if (found == servers_.end() || metric >= metrics_.size()) return false;
+  const Track& track = found->second->tracks[metric];
+  *log_ratio = track.usual;
+  return track.usual_known;
+}
+
+bool CalibratedDecision::RatioSoFar(const std::string& server, size_t metric, double* log_ratio) const {
+  if (UsualRatio(server, metric, log_ratio)) return true;
+  auto found = servers_.find(server);
+  if (found == servers_.end() || metric >= metrics_.size()) return false;
+  const ResidualHistory& history = found->second->tracks[metric].history;
+  if (history.size() < 2 * MetricNoise::kMinHistory) return false;
+  *log_ratio = history.center();
+  return true;
+}
+
+void CalibratedDecision::Forget(const std::string& server) {
+  auto found = servers_.find(server);
+  if (found == servers_.end()) return;
+  // A restarted server starts its charts, history and usual ratios again;
+  // what the verdicts say of it covers all its runs.
+  for (Track& track : found->second->tracks) {
+    Track fresh(&limp_logs_, tolerated_log_);
+    fresh.verdict = track.verdict;
+    fresh.ratio_bins = std::move(track.ratio_bins);
+    track = std::move(fresh);
+  }
+}
+
+double CalibratedDecision::load_slope(size_t metric) const {
+  if (metric >= metrics_.size() || load_xx_[metric] <= 0) return 0.0;
+  return std::clamp(load_xy_[metric] / load_xx_[metric], 0.0, 1.0);
+}
+
+DecisionWindow CalibratedDecision::Observe(uint64_t window, const std::vector<std::string>& servers,
+                                           const std::vector<std::vector<double>>& values,
+                                           const std::vector<bool>& warming_up) {
+  const size_t count = servers.size();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  DecisionWindow result;
+  result.window = window;
+  result.servers.resize(count);
+  std::vector<ServerState*> states(count);
+  for (size_t i = 0; i < count; ++i) {
+    states[i] = &StateOf(servers[i]);
+    result.servers[i].server = servers[i];
+    result.servers[i].warming_up = i < warming_up.size() && warming_up[i];
+    result.servers[i].metrics.resize(metrics_.size());
+  }
+
+  // 1. Every metric's log ratio of each server to its peers' median.
+  std::vector<std::vector<double>> ratios(metrics_.size(), std::vector<double>(count, nan));
+  for (size_t m = 0; m < metrics_.size(); ++m) {
+    const DecisionMetric& metric = metrics_[m];
+    std::vector<double> logs(count, nan);
+    for (size_t i = 0; i < count; ++i) {
+      double value = m < values[i].size() ? values[i][m] : nan;
+      if (!std::isfinite(value)) continue;
+      switch (metric.kind) {
+        case EvidenceKind::kLevel:
+        case EvidenceKind::kLoad:
+          if (value > 0) logs[i] = std::log(value);
+          break;
+        case EvidenceKind::kWait:
+          if (value >= 0) logs[i] = std::log(value + std::max(metric.epsilon, 1e-12));
+          break;
+        case EvidenceKind::kLogRatio: ratios[m][i] = value; break;
+      }
+    }
+    if (metric.kind == EvidenceKind::kLogRatio) continue;
+    std::vector<double> sorted;
+    for (double log : logs) {
+      if (std::isfinite(log)) sorted.push_back(log);
+    }
+    if (sorted.size() < 3) continue;  // a median of peers needs two of them and the server
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 0; i < count; ++i) {
+      if (std::isfinite(logs[i])) ratios[m][i] = logs[i] - MedianWithoutOne(sorted, logs[i]);
+    }
+  }
+  // The load each server carries over its peers', averaged over load metrics.
+  std::vector<double> load(count, nan);
+  for (size_t i = 0; i < count; ++i) {
+    double sum = 0;
+    int loads = 0;
+    for (size_t m = 0; m < metrics_.size(); ++m) {
+      if (metrics_[m].kind == EvidenceKind::kLoad && std::isfinite(ratios[m][i])) {
+        sum += ratios[m][i];
+        ++loads;
+      }
+    }
+    if (loads > 0) load[i] = sum / loads;
+  }
+
+  const double first_midpoint = (limp_logs_.front() + tolerated_log_) / 2.0;
+  for (size_t m = 0; m < metrics_.size(); ++m) {
+    const DecisionMetric& metric = metrics_[m];
+    if (!IsSymptom(metric)) {
+      for (size_t i = 0; i < count; ++i) {
+        MetricEvidence& evidence = result.servers[i].metrics[m];
+        evidence.compared = std::isfinite(ratios[m][i]);
+        evidence.log_ratio = evidence.compared ? ratios[m][i] : 0.0;
+      }
+      continue;
+    }
+    // 2. What load explains, then the usual ratio of a profile metric.
+    double slope = load_slope(m);
+    std::vector<double> judged(count, nan), excess(count, nan);
+    std::vector<const ResidualHistory*> histories;
+    for (size_t i = 0; i < count; ++i) {
+      double ratio = ratios[m][i];
+      if (!std::isfinite(ratio)) continue;
+      double explained = std::isfinite(load[i]) ? slope * std::max(load[i], 0.0) : 0.0;
+      judged[i] = ratio - explained;
+      Track& track = states[i]->tracks[m];
+      if (metric.kind == EvidenceKind::kLogRatio) {
+        if (track.usual_known) excess[i] = judged[i] - std::max(track.usual, 0.0);
+      } else {
+        excess[i] = judged[i];
+      }
+      if (!result.servers[i].warming_up) histories.push_back(&track.history);
+    }
+    // 3. The noise of healthy servers, from their histories so far.
+    MetricNoise& noise = noise_[m];
+    noise.Estimate(histories, settings_.overlap);
+    // 4. Two groups rather than one limping server: nobody gains evidence.
+    size_t compared = 0, clearly_slower = 0;
+    for (size_t i = 0; i < count; ++i) {
+      if (!std::isfinite(judged[i])) continue;
+      ++compared;
+      if (std::isfinite(excess[i]) && noise.ready() && excess[i] > first_midpoint + 2.0 * noise.sigma()) {
+        ++clearly_slower;
+      }
+    }
+    bool two_groups = clearly_slower >= 2 && 2 * clearly_slower >= compared;
+
+    for (size_t i = 0; i < count; ++i) {
+      if (!std::isfinite(judged[i])) continue;
+      Track& track = states[i]->tracks[m];
+      MetricEvidence& evidence = result.servers[i].metrics[m];
+      evidence.compared = true;
+      evidence.log_ratio = ratios[m][i];
+      evidence.sigma = noise.sigma();
+      bool warming = result.servers[i].warming_up;
+      if (std::isfinite(excess[i]) && noise.ready() && !warming && !two_groups) {
+        evidence.counted = true;
+        evidence.excess = excess[i];
+        track.detector.Update(excess[i], noise.shift_noise(), threshold_);
+        evidence.still_seen = track.detector.last_gain() > 0;
+      } else if (std::isfinite(excess[i])) {
+        evidence.excess = excess[i];
+      }
+      evidence.statistic = track.detector.statistic() / threshold_;
+      evidence.limp = std::exp(limp_logs_[track.detector.strongest_chart()]);
+      if (warming) continue;
+      track.history.Add(judged[i]);
+      // A profile metric's usual ratio follows the server while it is not
+      // suspected, and stays put while it is: a limp must not become usual.
+      if (metric.kind == EvidenceKind::kLogRatio && track.history.size() >= settings_.baseline_windows &&
+          evidence.statistic < 0.5) {
+        track.usual = track.history.center();
+        track.usual_known = true;
+      }
+      // The load fit learns from servers as they are, outliers clipped.
+      if (std::isfinite(load[i]) && noise.ready()) {
+        double bound = 3.0 * noise.sigma();
+        double x = std::clamp(load[i], -bound, bound), y = std::clamp(ratios[m][i], -bound, bound);
+        load_xy_[m] = kLoadFitMemory * load_xy_[m] + x * y;
+        load_xx_[m] = kLoadFitMemory * load_xx_[m] + x * x;
+      }
+    }
+  }
+
+  // 5. The decision, and what the per-server table keeps.
+  for (size_t i = 0; i < count; ++i) {
+    ServerEvidence& server = result.servers[i];
+    double strongest = 0;
+    bool compared = false, anomalous = false;
+    for (size_t m = 0; m < metrics_.size(); ++m) {
+      const MetricEvidence& evidence = server.metrics[m];
+      if (!evidence.compared) continue;
+      if (!IsSymptom(metrics_[m])) {
+        // A load is no symptom; its ratio is kept for the verdicts.
+        if (settings_.keep_verdicts) CountRatio(states[i]->tracks[m], evidence.log_ratio);
+        continue;
+      }
+      compared = true;
+      if (evidence.statistic > strongest) {
+        strongest = evidence.statistic;
+        server.strongest = int(m);
+      }
+      if (evidence.statistic >= 1.0 && evidence.still_seen) server.limping_now = true;
+      bool beyond = evidence.counted && evidence.excess > first_midpoint + 2.0 * evidence.sigma;
+      anomalous |= beyond;
+      if (!settings_.keep_verdicts) continue;
+      Track& track = states[i]->tracks[m];
+      CountRatio(track, evidence.log_ratio);
+      track.verdict.anomalous += beyond;
+      track.verdict.largest_statistic = std::max(track.verdict.largest_statistic, evidence.statistic);
+    }
+    server.indicted = strongest >= 1.0;
+    if (!settings_.keep_verdicts || !compared) continue;
+    ServerVerdict& verdict = states[i]->verdict;
+    ++verdict.windows;
+    verdict.anomalous_windows += anomalous;
+    if (server.indicted) {
+      if (verdict.indicted_windows++ == 0) verdict.first_indicted = window;
+      verdict.last_indicted = window;
+    }
+  }
+  return result;
+}
+
+std::vector<ServerVerdict> CalibratedDecision::Verdicts() const {
+  std::vector<ServerVerdict> verdicts;
+  for (const auto& [name, state] : servers_) {
+    ServerVerdict verdict = state->verdict;
+    for (size_t m = 0; m < metrics_.size(); ++m) {
+      const Track& track = state->tracks[m];
+      MetricVerdict metric = track.verdict;
+      uint64_t seen = 0, half = (metric.compared + 1) / 2;
+      for (size_t bin = 0; bin < track.ratio_bins.size(); ++bin) {
+        seen += track.ratio_bins[bin];
+        if (seen >= half && half > 0) {
+          metric.median_ratio = std::exp((double(int(bin) - kRatioBins / 2) + 0.5) * kRatioBinWidth);
+          break;
+        }
+      }
+      verdict.metrics[m] = metric;
+    }
+    verdicts.push_back(std::move(verdict));
+  }
+  return verdicts;
+}
+
+}  // namespace limpwatch::analyzer

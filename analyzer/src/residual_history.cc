@@ -1,0 +1,130 @@
+#include "limpwatch/analyzer/residual_history.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace limpwatch::analyzer {
+namespace {
+
+// A normal distribution's standard deviation is 1.4826 times its median
+// absolute deviation.
+constexpr double kMadToSigma = 1.4826;
+
+template <typename T>
+double MedianOfSorted(const std::vector<T>& sorted) {
+  if (sorted.empty()) return 0.0;
+  size_t middle = sorted.size() / 2;
+  return sorted.size() % 2 == 1 ? double(sorted[middle]) : (double(sorted[middle - 1]) + double(sorted[middle])) / 2.0;
+}
+
+double RobustSpread(std::vector<double> values) {
+  double center = MedianInPlace(values);
+  for (double& value : values) value = std::fabs(value - center);
+  return kMadToSigma * MedianInPlace(values);
+}
+
+}  // namespace
+
+double MedianInPlace(std::vector<double>& values) {
+  if (values.empty()) return 0.0;
+  size_t middle = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + middle, values.end());
+  double upper = values[middle];
+  if (values.size() % 2 == 1) return upper;
+  double lower = *std::max_element(values.begin(), values.begin() + middle);
+  return (lower + upper) / 2.0;
+}
+
+ResidualHistory::ResidualHistory(size_t capacity, size_t block)
+    : capacity_(std::max<size_t>(capacity, 8)), block_(std::max<size_t>(block, 1)) {
+  values_.reserve(capacity_);
+}
+
+void ResidualHistory::Add(double value) {
+  if (values_.size() < capacity_) {
+    values_.push_back(static_cast<float>(value));
+  } else {
+    values_[next_] = static_cast<float>(value);
+    next_ = (next_ + 1) % capacity_;
+  }
+  ++added_;
+  if (values_.size() >= 8) largest_deviation_ = std::max(largest_deviation_, value - center_);
+  // Block means measure how the core of the values wanders: bursts, which
+  // the tail accounts for, are clipped at three spreads first.
+  if (values_.size() >= 8 && scale_ > 0) {
+    value = std::clamp(value, center_ - 3.0 * scale_, center_ + 3.0 * scale_);
+  }
+  block_sum_ += value;
+  if (++block_filled_ == block_) {
+    float mean = static_cast<float>(block_sum_ / double(block_));
+    if (block_means_.size() < kBlockMeans) {
+      block_means_.push_back(mean);
+    } else {
+      block_means_[next_block_] = mean;
+      next_block_ = (next_block_ + 1) % kBlockMeans;
+    }
+    block_sum_ = 0;
+    block_filled_ = 0;
+  }
+}
+
+void ResidualHistory::Refresh() const {
+  // After every value while few are kept, then after every eighth.
+  if (refreshed_at_ == added_) return;
+  bool stale = refreshed_at_ == UINT64_MAX || values_.size() < 64 || added_ - refreshed_at_ >= 8;
+  if (!stale) return;
+  refreshed_at_ = added_;
+  std::vector<float> sorted(values_.begin(), values_.end());
+  std::sort(sorted.begin(), sorted.end());
+  center_ = MedianOfSorted(sorted);
+  std::vector<float> absolute(sorted.size());
+  for (size_t index = 0; index < sorted.size(); ++index) absolute[index] = std::fabs(float(double(sorted[index]) - center_));
+  std::sort(absolute.begin(), absolute.end());
+  scale_ = kMadToSigma * MedianOfSorted(absolute);
+  // The tail starts where a normal distribution of this spread thins out
+  // (two spreads: 2.3 % of its values beyond), or at the top tenth when the
+  // values are heavier than that. Its share is never taken below what the
+  // history can tell (one value in all of them).
+  const size_t count = sorted.size();
+  double start = std::max(2.0 * scale_, double(sorted[count - std::max<size_t>(count / 10, 1)]) - center_);
+  double excess_sum = 0;
+  size_t beyond = 0;
+  for (float value : sorted) {
+    double deviation = double(value) - center_;
+    if (deviation > start) {
+      excess_sum += deviation - start;
+      ++beyond;
+    }
+  }
+  tail_.start = start;
+  tail_.share = std::max(double(beyond), 1.0) / double(count + 1);
+  // A normal tail's mean excess over two spreads is 0.37 spreads: half a
+  // spread or more errs towards less evidence.
+  tail_.scale = std::max(beyond > 0 ? excess_sum / double(beyond) : 0.0, 0.5 * scale_);
+}
+
+double ResidualHistory::center() const {
+  Refresh();
+  return center_;
+}
+
+double ResidualHistory::scale() const {
+  Refresh();
+  return scale_;
+}
+
+ResidualHistory::Tail ResidualHistory::tail() const {
+  Refresh();
+  return tail_;
+}
+
+std::optional<double> ResidualHistory::WanderFactor() const {
+  if (block_means_.size() < 8) return std::nullopt;
+  double single = scale();
+  if (single <= 0) return std::nullopt;
+  std::vector<double> means(block_means_.begin(), block_means_.end());
+  double spread = RobustSpread(std::move(means));
+  return spread * spread * double(block_) / (single * single);
+}
+
+}  // namespace limpwatch::analyzer

@@ -1,0 +1,163 @@
+// The calibrated rule inside peer comparison (cluster_diagnoser.h), untrained,
+// on synthetic clusters: the right server, the right resource and why, no
+// alarm where nothing limps; and what training adds.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "analyzer/synthetic_cluster.h"
+#include "limpwatch/analyzer/cluster_replay.h"
+
+namespace limpwatch::analyzer {
+namespace {
+
+using testing::GenerateCluster;
+using testing::ServerName;
+using testing::SyntheticCluster;
+using testing::SyntheticFault;
+
+ReplayResult Replay(const SyntheticCluster& cluster, const Thresholds& thresholds = {}) {
+  AnalyzerConfig config;  // the default: calibrated, untrained
+  return ReplayCluster(config, GenerateCluster(cluster), thresholds, testing::SyntheticManifest(),
+                       testing::SyntheticNames(), nullptr);
+}
+
+SyntheticCluster Faulty(SyntheticFault fault, int servers = 10) {
+  SyntheticCluster cluster;
+  cluster.servers = servers;
+  cluster.ticks = 240;
+  cluster.fault = fault;
+  cluster.faulty_server = 3;
+  cluster.fault_start = 120;
+  return cluster;
+}
+
+std::string Describe(const ReplayResult& result) {
+  std::string text;
+  for (const Alarm& alarm : result.alarms) text += AlarmToLogLine(alarm) + "\n";
+  return text;
+}
+
+// Every alarm names the faulty server, the first one on `resource`, and says why.
+void ExpectIndicted(const ReplayResult& result, const SyntheticCluster& cluster, shm::Resource resource) {
+  ASSERT_FALSE(result.alarms.empty()) << "nothing indicted";
+  for (const Alarm& alarm : result.alarms) EXPECT_EQ(alarm.server, ServerName(cluster.faulty_server)) << Describe(result);
+  const Alarm& first = result.alarms.front();
+  EXPECT_EQ(first.resource, resource) << Describe(result);
+  EXPECT_FALSE(first.reason.empty());
+  EXPECT_EQ(first.reason.rfind(std::string(ResourceName(resource)) + ": ", 0), 0u) << first.reason;
+  ASSERT_FALSE(first.evidence.empty());
+  EXPECT_GE(first.evidence.front().statistic, 1.0);
+  EXPECT_GT(first.evidence.front().ratio, 1.2);
+  // Not before the fault.
+  EXPECT_GT(first.window, cluster.first_tick + cluster.fault_start);
+}
+
+TEST(CalibratedRuleTest, AFaultFreeClusterRaisesNoAlarmOverAThousandWindows) {
+  SyntheticCluster cluster;
+  cluster.servers = 10;
+  cluster.ticks = 1003;
+  ReplayResult result = Replay(cluster);
+  EXPECT_GE(result.windows.size(), 1000u);
+  EXPECT_TRUE(result.alarms.empty()) << Describe(result);
+}
+
+TEST(CalibratedRuleTest, SlowStorageIsTheDisksWithItsFunctions) {
+  SyntheticCluster cluster = Faulty(SyntheticFault::kDiskTime);
+  ReplayResult result = Replay(cluster);
+  ExpectIndicted(result, cluster, shm::Resource::kDisk);
+  std::vector<std::string> storage_names = testing::StorageFunctionNames();
+  std::set<std::string> storage(storage_names.begin(), storage_names.end());
+  const Alarm& first = result.alarms.front();
+  ASSERT_FALSE(first.top_functions.empty());
+  EXPECT_TRUE(storage.count(first.top_functions.front().name)) << AlarmToLogLine(first);
+}
+
+TEST(CalibratedRuleTest, AWaitForACpuIsTheCpus) {
+  SyntheticCluster cluster = Faulty(SyntheticFault::kCpuStarved);
+  ExpectIndicted(Replay(cluster), cluster, shm::Resource::kCpu);
+}
+
+TEST(CalibratedRuleTest, ACpuQuotaIsTheCpusThoughItsWritesSlowFirst) {
+  SyntheticCluster cluster = Faulty(SyntheticFault::kCpuQuota);
+  ExpectIndicted(Replay(cluster), cluster, shm::Resource::kCpu);
+}
+
+TEST(CalibratedRuleTest, AReaderOnTheDiskIsTheDisksThoughTheServerWaitsForACpuToo) {
+  SyntheticCluster cluster = Faulty(SyntheticFault::kDiskHogOnSharedCores);
+  ReplayResult result = Replay(cluster);
+  ExpectIndicted(result, cluster, shm::Resource::kDisk);
+}
+
+TEST(CalibratedRuleTest, LostPacketsAreTheNetworks) {
+  SyntheticCluster cluster = Faulty(SyntheticFault::kPacketLoss);
+  ExpectIndicted(Replay(cluster), cluster, shm::Resource::kNetwork);
+}
+
+TEST(CalibratedRuleTest, AThrottledDiskThatAlsoLosesPacketsIsTheDisks) {
+  SyntheticCluster cluster = Faulty(SyntheticFault::kDiskThrottled);
+  ExpectIndicted(Replay(cluster), cluster, shm::Resource::kDisk);
+}
+
+TEST(CalibratedRuleTest, SlowSyncsAreTheDisks) {
+  SyntheticCluster cluster = Faulty(SyntheticFault::kSlowSyncs);
+  ExpectIndicted(Replay(cluster), cluster, shm::Resource::kDisk);
+}
+
+TEST(CalibratedRuleTest, PagesFaultedInAgainAreTheMemorys) {
+  SyntheticCluster cluster = Faulty(SyntheticFault::kMemoryThrashing);
+  ExpectIndicted(Replay(cluster), cluster, shm::Resource::kMemory);
+}
+
+TEST(CalibratedRuleTest, ASlowLinkIsTheNetworks) {
+  SyntheticCluster cluster = Faulty(SyntheticFault::kNetworkDelay);
+  ExpectIndicted(Replay(cluster), cluster, shm::Resource::kNetwork);
+}
+
+TEST(CalibratedRuleTest, OneSecondOfRetransmissionsIsNoLimp) {
+  SyntheticCluster cluster = Faulty(SyntheticFault::kLossBurst);
+  cluster.fault_end = cluster.fault_start + 1;
+  ReplayResult result = Replay(cluster);
+  EXPECT_TRUE(result.alarms.empty()) << Describe(result);
+}
+
+TEST(CalibratedRuleTest, HalfTheServersSlowTogetherIsNoLimpingServer) {
+  // Two of four servers with the same slow disk: two groups, not one server
+  // behind the rest. One of four is found.
+  SyntheticCluster one = Faulty(SyntheticFault::kDiskTime, 4);
+  one.faulty_server = 1;
+  ExpectIndicted(Replay(one), one, shm::Resource::kDisk);
+  auto ticks = GenerateCluster(one);
+  SyntheticCluster other = one;
+  other.faulty_server = 2;
+  ticks[ServerName(2)] = GenerateCluster(other)[ServerName(2)];
+  ReplayResult two = ReplayCluster({}, ticks, {}, testing::SyntheticManifest(), testing::SyntheticNames(), nullptr);
+  EXPECT_TRUE(two.alarms.empty()) << Describe(two);
+}
+
+TEST(CalibratedRuleTest, TrainingNarrowsTheStartAndLearnsEachServersUsualProfile) {
+  SyntheticCluster training;
+  training.ticks = 400;
+  ReplayResult learnt = Replay(training);
+  ASSERT_TRUE(learnt.alarms.empty()) << Describe(learnt);
+  // A spread for each metric the servers measured, and usual profile ratios.
+  ASSERT_TRUE(learnt.learnt.GetSpread(ComparedMetric::kDread));
+  EXPECT_GT(learnt.learnt.GetSpread(ComparedMetric::kDread)->windows, 1000.0);
+  EXPECT_TRUE(learnt.learnt.GetUsual(ServerName(0), ComparedMetric::kTime));
+
+  // Trained, the same slow disk is found sooner: the noise is known from the
+  // first window, and more windows stand behind its tail.
+  SyntheticCluster cluster = Faulty(SyntheticFault::kDiskTime);
+  cluster.fault_start = 40;
+  cluster.seed = 7;
+  ReplayResult untrained = Replay(cluster);
+  ReplayResult trained = Replay(cluster, learnt.learnt);
+  ASSERT_FALSE(trained.alarms.empty());
+  EXPECT_EQ(trained.alarms.front().server, ServerName(3));
+  ASSERT_FALSE(untrained.alarms.empty());
+  EXPECT_LT(trained.alarms.front().window, untrained.alarms.front().window);
+}
+
+}  // namespace
+}  // namespace limpwatch::analyzer

@@ -36,8 +36,7 @@ AnalyzerConfig SeedRule() {
 
 ReplayResult Replay(const SyntheticCluster& cluster, const AnalyzerConfig& config = SeedRule(),
                     const Thresholds& thresholds = {}) {
-  return ReplayCluster(config, GenerateCluster(cluster), thresholds, testing::SyntheticManifest(),
-                       testing::SyntheticNames(), nullptr);
+  return testing::ReplaySynthetic(cluster, config, thresholds);
 }
 
 TEST(StatisticsTest, MedianAndCorrelation) {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "limpwatch/analyzer/false_alarm_budget.h"
+#include "limpwatch/analyzer/statistics.h"
 
 namespace limpwatch::analyzer {
 namespace {

@@ -297,18 +297,22 @@ std::vector<Alarm> ClusterDiagnoser::DecideBySeedRule(uint64_t window, uint64_t 
     }
     if (fired.empty()) continue;
     result->indicted.push_back(summary.node);
-    Alarm alarm = BuildAlarm(summary.node, state, fired, window, now_unix_ms, summaries);
-    bool suppressed = state.last_alarm_ms != 0 &&
-                      now_unix_ms - state.last_alarm_ms < uint64_t{config_.alarm_suppression_s} * 1000 &&
-                      alarm.resource == state.last_alarm_resource;
-    if (!suppressed) {
-      state.last_alarm_ms = now_unix_ms;
-      state.last_alarm_resource = alarm.resource;
-      alarms.push_back(std::move(alarm));
-    }
+    RaiseUnlessSuppressed(state, BuildAlarm(summary.node, state, fired, window, now_unix_ms, summaries), now_unix_ms,
+                          &alarms);
   }
 
   return alarms;
+}
+
+void ClusterDiagnoser::RaiseUnlessSuppressed(ServerState& state, Alarm alarm, uint64_t now_unix_ms,
+                                             std::vector<Alarm>* alarms) const {
+  bool suppressed = state.last_alarm_ms != 0 &&
+                    now_unix_ms - state.last_alarm_ms < uint64_t{config_.alarm_suppression_s} * 1000 &&
+                    alarm.resource == state.last_alarm_resource;
+  if (suppressed) return;
+  state.last_alarm_ms = now_unix_ms;
+  state.last_alarm_resource = alarm.resource;
+  alarms->push_back(std::move(alarm));
 }
 
 std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_ms) {
@@ -328,6 +332,7 @@ std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_
     if (state.boot_id != summary->boot_id) {
       state.windows_seen = 0;
       state.excess_time.clear();
+      state.excess_calls.clear();
       if (calibrated_ && state.boot_id != 0) calibrated_->Forget(summary->node);
     }
     state.boot_id = summary->boot_id;

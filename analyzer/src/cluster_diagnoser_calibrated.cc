@@ -173,6 +173,8 @@ std::vector<Alarm> ClusterDiagnoser::DecideCalibrated(uint64_t window, uint64_t 
     ServerState& state = servers_[names[i]];
     state.excess_time.push_back(std::move(profile.excess_time[i]));
     while (state.excess_time.size() > kExcessWindows) state.excess_time.pop_front();
+    state.excess_calls.push_back(std::move(profile.excess_calls[i]));
+    while (state.excess_calls.size() > kExcessWindows) state.excess_calls.pop_front();
     for (int index = 0; index < kComparedMetricCount; ++index) {
       const MetricEvidence& metric = evidence.metrics[size_t(index)];
       if (!metric.compared) continue;
@@ -191,15 +193,8 @@ std::vector<Alarm> ClusterDiagnoser::DecideCalibrated(uint64_t window, uint64_t 
     if (!evidence.indicted) continue;
     result->indicted.push_back(names[i]);
     if (!evidence.limping_now) continue;
-    Alarm alarm = BuildCalibratedAlarm(names[i], state, evidence, window, now_unix_ms);
-    bool suppressed = state.last_alarm_ms != 0 &&
-                      now_unix_ms - state.last_alarm_ms < uint64_t{config_.alarm_suppression_s} * 1000 &&
-                      alarm.resource == state.last_alarm_resource;
-    if (!suppressed) {
-      state.last_alarm_ms = now_unix_ms;
-      state.last_alarm_resource = alarm.resource;
-      alarms.push_back(std::move(alarm));
-    }
+    RaiseUnlessSuppressed(state, BuildCalibratedAlarm(names[i], state, evidence, window, now_unix_ms), now_unix_ms,
+                          &alarms);
   }
   return alarms;
 }
@@ -258,6 +253,31 @@ Alarm ClusterDiagnoser::BuildCalibratedAlarm(const std::string& server, ServerSt
     profile_resource = static_cast<shm::Resource>(best);
   }
 
+  // A count anomaly's resource: that of the functions that made the extra calls.
+  std::unordered_map<uint32_t, double> extra_calls;
+  for (const auto& window_calls : state.excess_calls) {
+    for (const auto& [key, calls] : window_calls) extra_calls[key] += calls;
+  }
+  double call_weight[6] = {};
+  double calls_classified = 0, calls_total = 0;
+  for (const auto& [key, calls] : extra_calls) {
+    std::string name = names_ ? names_->NameOfKey(key) : "";
+    if (manifest_.IsIdle(name)) continue;
+    shm::Resource resource = manifest_.Classify(name);
+    calls_total += calls;
+    if (resource == shm::Resource::kUnknown) continue;
+    call_weight[static_cast<int>(resource)] += calls;
+    calls_classified += calls;
+  }
+  shm::Resource count_resource = shm::Resource::kUnknown;
+  int most_calls = 0;
+  for (int resource = 1; resource < 6; ++resource) {
+    if (call_weight[resource] > call_weight[most_calls]) most_calls = resource;
+  }
+  if (most_calls != 0 && calls_classified >= 0.3 * calls_total && call_weight[most_calls] >= 0.5 * calls_classified) {
+    count_resource = static_cast<shm::Resource>(most_calls);
+  }
+
   // The evidence, strongest first: every metric with some.
   std::vector<size_t> order;
   for (size_t m = 0; m < metrics.size(); ++m) {
@@ -267,7 +287,9 @@ Alarm ClusterDiagnoser::BuildCalibratedAlarm(const std::string& server, ServerSt
             [&](size_t a, size_t b) { return evidence.metrics[a].statistic > evidence.metrics[b].statistic; });
   for (size_t m : order) {
     const MetricEvidence& metric = evidence.metrics[m];
-    shm::Resource resource = metrics[m].kind == EvidenceKind::kLogRatio ? profile_resource : metrics[m].resource;
+    shm::Resource resource = m == size_t(ComparedMetric::kCount)  ? count_resource
+                             : metrics[m].kind == EvidenceKind::kLogRatio ? profile_resource
+                                                                          : metrics[m].resource;
     alarm.evidence.push_back({metrics[m].name, std::exp(metric.log_ratio), metric.statistic, resource});
     if (metric.statistic >= 1.0) alarm.metrics.push_back(metrics[m].name);
   }

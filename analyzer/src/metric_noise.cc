@@ -4,6 +4,8 @@
 #include <cmath>
 #include <functional>
 
+#include "limpwatch/analyzer/statistics.h"
+
 namespace limpwatch::analyzer {
 namespace {
 

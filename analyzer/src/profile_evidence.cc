@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "limpwatch/analyzer/residual_history.h"
+#include "limpwatch/analyzer/statistics.h"
 
 namespace limpwatch::analyzer {
 namespace {
@@ -63,6 +63,7 @@ ProfileRatios ComputeProfileRatios(const std::vector<const PeerSummary*>& summar
   ratios.samples.assign(count, nan);
   ratios.count.assign(count, nan);
   ratios.excess_time.assign(count, {});
+  ratios.excess_calls.assign(count, {});
   if (count < 3) return ratios;
 
   // Calls and self time per function and server; total samples and calls.
@@ -98,9 +99,27 @@ ProfileRatios ComputeProfileRatios(const std::vector<const PeerSummary*>& summar
     bytes[i] = summaries[i]->io.request_bytes_per_s;
   }
 
-  // Time: actual over what the same calls take the peers.
-  std::vector<double> actual(count, 0), expected(count, 0), per_call, sorted;
+  // Time: actual over what the same calls take the peers. Calls: each
+  // function's over what the server's request bytes would take at the
+  // peers' calls per byte.
+  std::vector<double> actual(count, 0), expected(count, 0), per_call, sorted, per_byte, sorted_per_byte;
   for (auto& [key, cells] : functions) {
+    if (!left_out(key, Metric::kCount)) {
+      per_byte.assign(count, nan);
+      sorted_per_byte.clear();
+      for (size_t i = 0; i < count; ++i) {
+        if (bytes[i] > 0) {
+          per_byte[i] = cells[i].calls / bytes[i];
+          sorted_per_byte.push_back(per_byte[i]);
+        }
+      }
+      std::sort(sorted_per_byte.begin(), sorted_per_byte.end());
+      for (size_t i = 0; i < count && sorted_per_byte.size() >= 3; ++i) {
+        if (!std::isfinite(per_byte[i])) continue;
+        double at_peers_rate = bytes[i] * MedianWithoutOne(sorted_per_byte, per_byte[i]);
+        if (cells[i].calls > at_peers_rate) ratios.excess_calls[i][key] = cells[i].calls - at_peers_rate;
+      }
+    }
     per_call.assign(count, nan);
     sorted.clear();
     for (size_t i = 0; i < count; ++i) {

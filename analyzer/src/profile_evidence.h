@@ -42,6 +42,10 @@ struct ProfileRatios {
   // taken at the peers' time per call (ms, positive only): where a slower
   // server's extra time went.
   std::vector<std::unordered_map<uint32_t, double>> excess_time;
+  // Per summary: each function's calls over what the bytes its requests
+  // moved would have taken at the peers' median calls per byte (positive
+  // only): whose calls a count anomaly is made of.
+  std::vector<std::unordered_map<uint32_t, double>> excess_calls;
 };
 
 // `left_out(key, metric)`: true for a feature that is not work (idle,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "limpwatch/analyzer/statistics.h"
+
 namespace limpwatch::analyzer {
 namespace {
 
@@ -24,16 +26,6 @@ double RobustSpread(std::vector<double> values) {
 }
 
 }  // namespace
-
-double MedianInPlace(std::vector<double>& values) {
-  if (values.empty()) return 0.0;
-  size_t middle = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + middle, values.end());
-  double upper = values[middle];
-  if (values.size() % 2 == 1) return upper;
-  double lower = *std::max_element(values.begin(), values.begin() + middle);
-  return (lower + upper) / 2.0;
-}
 
 ResidualHistory::ResidualHistory(size_t capacity, size_t block)
     : capacity_(std::max<size_t>(capacity, 8)), block_(std::max<size_t>(block, 1)) {

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "limpwatch/analyzer/peer_summary.h"
-#include "limpwatch/analyzer/residual_history.h"
+#include "limpwatch/analyzer/statistics.h"
 #include "limpwatch/shm/name_hash.h"
 
 namespace limpwatch::analyzer {

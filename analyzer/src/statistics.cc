@@ -5,7 +5,9 @@
 
 namespace limpwatch::analyzer {
 
-double Median(std::vector<double> values) {
+double Median(std::vector<double> values) { return MedianInPlace(values); }
+
+double MedianInPlace(std::vector<double>& values) {
   if (values.empty()) return 0.0;
   size_t middle = values.size() / 2;
   std::nth_element(values.begin(), values.begin() + middle, values.end());

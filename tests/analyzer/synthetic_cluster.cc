@@ -213,4 +213,10 @@ std::vector<std::string> StorageFunctionNames() {
   return names;
 }
 
+analyzer::ReplayResult ReplaySynthetic(const SyntheticCluster& cluster, const analyzer::AnalyzerConfig& config,
+                                       const analyzer::Thresholds& thresholds) {
+  return analyzer::ReplayCluster(config, GenerateCluster(cluster), thresholds, SyntheticManifest(), SyntheticNames(),
+                                 nullptr);
+}
+
 }  // namespace limpwatch::testing

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "limpwatch/analyzer/cluster_replay.h"
 #include "limpwatch/analyzer/name_book.h"
 #include "limpwatch/analyzer/resource_manifest.h"
 #include "limpwatch/analyzer/tick_record.h"
@@ -80,6 +81,10 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
 // functions in `uncounted` are marked so).
 analyzer::NameBook SyntheticNames();
 analyzer::ResourceManifest SyntheticManifest(bool idle_marked = true, const std::vector<std::string>& uncounted = {});
+
+// The cluster replayed through the analysis with the synthetic manifest.
+analyzer::ReplayResult ReplaySynthetic(const SyntheticCluster& cluster, const analyzer::AnalyzerConfig& config,
+                                       const analyzer::Thresholds& thresholds = {});
 
 // Names of the storage functions (the root cause of kDiskTime).
 std::vector<std::string> StorageFunctionNames();

@@ -126,14 +126,19 @@ class ClusterDiagnoser {
     shm::Resource last_alarm_resource = shm::Resource::kUnknown;
     uint32_t invariant_bits = 0;
     uint64_t last_error_alarm_ms = 0;
-    // Calibrated rule: where the server's extra time went in its last windows.
+    // Calibrated rule: where the server's extra time went in its last
+    // windows, and which functions made its extra calls.
     std::deque<std::unordered_map<uint32_t, double>> excess_time;
+    std::deque<std::unordered_map<uint32_t, double>> excess_calls;
   };
 
   std::vector<Alarm> DecideBySeedRule(uint64_t window, uint64_t now_unix_ms,
                                       const std::vector<const PeerSummary*>& summaries, WindowResult* result);
   std::vector<Alarm> DecideCalibrated(uint64_t window, uint64_t now_unix_ms,
                                       const std::vector<const PeerSummary*>& summaries, WindowResult* result);
+  // Adds `alarm` unless the same server and resource were alarmed within
+  // the suppression period.
+  void RaiseUnlessSuppressed(ServerState& state, Alarm alarm, uint64_t now_unix_ms, std::vector<Alarm>* alarms) const;
   Alarm BuildCalibratedAlarm(const std::string& server, ServerState& state, const ServerEvidence& evidence,
                              uint64_t window, uint64_t now_unix_ms);
   void ScoreVectorMetric(ComparedMetric metric, const std::vector<const PeerSummary*>& summaries,

@@ -85,9 +85,6 @@ class ResidualHistory {
   mutable uint64_t refreshed_at_ = UINT64_MAX;
 };
 
-// The median of a vector (modified in place), 0 for none.
-double MedianInPlace(std::vector<double>& values);
-
 }  // namespace limpwatch::analyzer
 
 #endif  // LIMPWATCH_ANALYZER_RESIDUAL_HISTORY_H_

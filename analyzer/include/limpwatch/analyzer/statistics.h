@@ -9,6 +9,8 @@ namespace limpwatch::analyzer {
 
 // The median (mean of the two middle values for an even count); 0 for none.
 double Median(std::vector<double> values);
+// The same, reordering `values` instead of copying them.
+double MedianInPlace(std::vector<double>& values);
 
 // Pearson correlation; nullopt when either series is constant or too short.
 std::optional<double> Correlation(const std::vector<double>& x, const std::vector<double>& y);

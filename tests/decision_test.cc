@@ -3,6 +3,7 @@
 // bursts, load, and two groups.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -219,8 +220,14 @@ TEST(ResidualHistoryTest, CenterSpreadTailAndWander) {
   for (int index = 0; index < 1000; ++index) iid.Add(normal(random));
   EXPECT_NEAR(iid.center(), 0.5, 0.03);
   EXPECT_NEAR(iid.scale(), 0.1, 0.025);
-  EXPECT_NEAR(iid.tail().start, 0.2, 0.05);  // two spreads
-  EXPECT_LT(iid.tail().share, 0.06);
+  BurstTail core = TailOf(iid.CountBeyond(2 * iid.scale()), 2 * iid.scale(), iid.scale());
+  EXPECT_LT(core.share, 0.06);  // 2.3 % of a normal sample lies two spreads out
+  // One value in ten a burst of 0.5 to 1.5 over the center: the tail has them.
+  ResidualHistory bursty(128, 16);
+  for (int index = 0; index < 128; ++index) bursty.Add(index % 10 == 0 ? 0.5 + 1.0 + index / 128.0 : normal(random));
+  BurstTail heavy = TailOf(bursty.CountBeyond(2 * bursty.scale()), 2 * bursty.scale(), bursty.scale());
+  EXPECT_GT(heavy.share, 0.09);
+  EXPECT_GT(heavy.scale, 0.5);
   ASSERT_TRUE(iid.WanderFactor());
   EXPECT_LT(*iid.WanderFactor(), 3.0);
   // A value that wanders slowly: block means spread as much as single values.

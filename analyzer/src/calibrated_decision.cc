@@ -242,7 +242,7 @@ DecisionWindow CalibratedDecision::Observe(uint64_t window, const std::vector<st
       if (std::isfinite(excess[i]) && noise.ready() && !warming && !two_groups) {
         evidence.counted = true;
         evidence.excess = excess[i];
-        track.detector.Update(excess[i], noise.shift_noise(), threshold_);
+        track.detector.Update(excess[i], noise.For(&track.history), threshold_);
         evidence.still_seen = track.detector.last_gain() > 0;
       } else if (std::isfinite(excess[i])) {
         evidence.excess = excess[i];

@@ -73,26 +73,6 @@ void ResidualHistory::Refresh() const {
   for (size_t index = 0; index < sorted.size(); ++index) absolute[index] = std::fabs(float(double(sorted[index]) - center_));
   std::sort(absolute.begin(), absolute.end());
   scale_ = kMadToSigma * MedianOfSorted(absolute);
-  // The tail starts where a normal distribution of this spread thins out
-  // (two spreads: 2.3 % of its values beyond), or at the top tenth when the
-  // values are heavier than that. Its share is never taken below what the
-  // history can tell (one value in all of them).
-  const size_t count = sorted.size();
-  double start = std::max(2.0 * scale_, double(sorted[count - std::max<size_t>(count / 10, 1)]) - center_);
-  double excess_sum = 0;
-  size_t beyond = 0;
-  for (float value : sorted) {
-    double deviation = double(value) - center_;
-    if (deviation > start) {
-      excess_sum += deviation - start;
-      ++beyond;
-    }
-  }
-  tail_.start = start;
-  tail_.share = std::max(double(beyond), 1.0) / double(count + 1);
-  // A normal tail's mean excess over two spreads is 0.37 spreads: half a
-  // spread or more errs towards less evidence.
-  tail_.scale = std::max(beyond > 0 ? excess_sum / double(beyond) : 0.0, 0.5 * scale_);
 }
 
 double ResidualHistory::center() const {
@@ -105,9 +85,25 @@ double ResidualHistory::scale() const {
   return scale_;
 }
 
-ResidualHistory::Tail ResidualHistory::tail() const {
-  Refresh();
-  return tail_;
+ResidualHistory::Beyond ResidualHistory::CountBeyond(double start) const {
+  Beyond counts;
+  double bound = center() + start;
+  for (float value : values_) {
+    counts.values += 1;
+    if (double(value) > bound) {
+      counts.beyond += 1;
+      counts.excess += double(value) - bound;
+    }
+  }
+  return counts;
+}
+
+BurstTail TailOf(const ResidualHistory::Beyond& counts, double start, double spread) {
+  BurstTail tail;
+  tail.start = start;
+  tail.share = std::max(counts.beyond, 1.0) / (counts.values + 1.0);
+  tail.scale = std::max(counts.beyond > 0 ? counts.excess / counts.beyond : 0.0, 0.5 * spread);
+  return tail;
 }
 
 std::optional<double> ResidualHistory::WanderFactor() const {

@@ -13,6 +13,10 @@ namespace {
 
 constexpr double kLogSqrtTwoPi = 0.91893853320467274;
 constexpr double kNever = -std::numeric_limits<double>::infinity();
+// The largest limp, 6x, stands for limps up to a thousand times larger (a
+// wait of a whole tick's threads against a hundredth of one): every log
+// size in between equally likely, so 20x and 1,000x are evidence alike.
+const double kLastChartSpan = std::log(1000.0);
 
 double LogSumExp(double a, double b) {
   if (a == kNever) return b;
@@ -64,18 +68,12 @@ double ShiftDetector::Evidence(double excess, const ShiftNoise& noise, size_t ch
   double healthy = LogSumExp(core_share - 0.5 * (deviation / sigma) * (deviation / sigma) - std::log(sigma) - kLogSqrtTwoPi,
                              LogBurstDensity(deviation, noise));
   // Limping: its level lies anywhere from this chart's limp to the next
-  // one's (the last chart: beyond its limp, a factor e less likely for each
-  // factor e further), each level equally likely.
+  // one's (the last chart: up to a thousand times its limp), each level
+  // equally likely.
   const std::vector<double>& limps = *limp_logs_;
   double low = limps[chart];
-  double core;
-  if (chart + 1 < limps.size()) {
-    double high = limps[chart + 1];
-    core = core_share + LogNormalInterval((excess - high) / sigma, (excess - low) / sigma) - std::log(high - low);
-  } else {
-    // An exponential level convolved with a normal window (ex-Gaussian).
-    core = core_share - (excess - low) + 0.5 * sigma * sigma + LogNormalCdf((excess - low) / sigma - sigma);
-  }
+  double high = chart + 1 < limps.size() ? limps[chart + 1] : low + kLastChartSpan;
+  double core = core_share + LogNormalInterval((excess - high) / sigma, (excess - low) / sigma) - std::log(high - low);
   double limping = LogSumExp(core, LogBurstDensity(excess - low, noise));
   return (limping - healthy) / std::max(noise.wander, 1.0);
 }

@@ -133,8 +133,9 @@ void FalseAlarms(const Options& options) {
 
 void Limps(const Options& options) {
   std::printf("\n## Limps: one peer slower from a tick on (time to indict from that tick)\n\n");
-  std::printf("| noise | tick | peers | limp | pattern | found | time to indict, median / max | other peers named |\n");
-  std::printf("|---|---|---|---|---|---|---|---|\n");
+  std::printf("| noise | tick | peers | limp | pattern | found | time to indict, median / max | other peers named |");
+  if (options.seed_rule) std::printf(" seed rule: found | median time | other peers named |");
+  std::printf("\n|---|---|---|---|---|---|---|---|%s\n", options.seed_rule ? "---|---|---|" : "");
   struct Case {
     int servers;
     double ratio;
@@ -152,9 +153,9 @@ void Limps(const Options& options) {
   for (double tick_s : {1.0, 15.0}) {
     for (NoiseModel noise : {NoiseModel::kGaussian, NoiseModel::kLogNormal, NoiseModel::kBursty}) {
       for (const Case& item : cases) {
-        std::vector<double> times;
-        int found = 0, runs = 0;
-        uint64_t others = 0;
+        std::vector<double> times, seed_times;
+        int found = 0, runs = 0, seed_found = 0;
+        uint64_t others = 0, seed_others = 0;
         for (int rep = 0; rep < options.reps; ++rep) {
           ClusterSpec spec;
           spec.servers = item.servers;
@@ -176,15 +177,35 @@ void Limps(const Options& options) {
             ++found;
             times.push_back(double(uint64_t(run.first_indicted_tick) - spec.limp_start + 1) * tick_s);
           }
+          if (options.seed_rule) {
+            // Today's rule over the same cluster, the limp's first half hour
+            // (1 s ticks) or 12 hours (15 s).
+            uint64_t seed_horizon = std::min<uint64_t>(horizon, uint64_t((tick_s >= 15 ? 12 * 3600.0 : 1800.0) / tick_s));
+            SeedRuleCount seed = RunSeedRule(spec, spec.limp_start + seed_horizon);
+            if (seed.seconds_to_indict >= 0) {
+              ++seed_found;
+              seed_times.push_back(seed.seconds_to_indict);
+            }
+            for (int peer = 0; peer < item.servers; ++peer) {
+              if (peer != spec.limping) seed_others += seed.alarms_by_peer[peer];
+            }
+          }
         }
         std::sort(times.begin(), times.end());
         double median = times.empty() ? 0
                         : times.size() % 2 ? times[times.size() / 2]
                                            : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
         std::string timing = times.empty() ? "-" : Duration(median) + " / " + Duration(times.back());
-        std::printf("| %s | %.0f s | %d | %.1fx | %s | %d/%d | %s | %llu |\n", NoiseModelName(noise), tick_s, item.servers,
+        std::printf("| %s | %.0f s | %d | %.1fx | %s | %d/%d | %s | %llu |", NoiseModelName(noise), tick_s, item.servers,
                     item.ratio, item.intermittent ? "half the time" : "persistent", found, runs, timing.c_str(),
                     (unsigned long long)others);
+        if (options.seed_rule) {
+          std::sort(seed_times.begin(), seed_times.end());
+          std::printf(" %d/%d | %s | %llu |", seed_found, runs,
+                      seed_times.empty() ? "-" : Duration(seed_times[seed_times.size() / 2]).c_str(),
+                      (unsigned long long)seed_others);
+        }
+        std::printf("\n");
         std::fflush(stdout);
       }
     }

@@ -25,14 +25,19 @@ SeedRuleCount RunSeedRule(const ClusterSpec& spec, uint64_t ticks) {
   auto series = analyzer::SeedRuleTicks(table, &names);
   table.rows.clear();
   analyzer::AnalyzerConfig config;
-  config.min_feature_time_ms = 0;  // every column is a feature, as `diagnose` reads a CSV
+  config.decision_rule = analyzer::DecisionRule::kSeed;
+  config.min_feature_time_ms = 0;  // every column is a feature, as `diagnose --rule seed` reads a CSV
   analyzer::ReplayResult result = analyzer::ReplayCluster(config, series, {}, {}, names, nullptr);
   SeedRuleCount count;
   count.alarms_by_peer.assign(spec.servers, 0);
   for (const analyzer::Alarm& alarm : result.alarms) {
     if (alarm.kind != analyzer::AlarmKind::kAnomaly) continue;
     ++count.alarms;
-    ++count.alarms_by_peer[std::atoi(alarm.server.c_str() + 4)];
+    int peer = std::atoi(alarm.server.c_str() + 4);
+    ++count.alarms_by_peer[peer];
+    // Alarm times are the ends of their windows in unix seconds (ms).
+    double at_s = double(alarm.time_unix_ms) / 1000.0 - table.first_time_s - double(spec.limp_start) * spec.tick_s;
+    if (peer == spec.limping && at_s >= 0 && count.seconds_to_indict < 0) count.seconds_to_indict = at_s;
   }
   count.server_days = double(ticks) * spec.tick_s * spec.servers / 86400.0;
   return count;

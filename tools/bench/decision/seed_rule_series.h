@@ -15,6 +15,9 @@ struct SeedRuleCount {
   uint64_t alarms = 0;
   std::vector<uint64_t> alarms_by_peer;
   double server_days = 0;
+  // The first alarm on the limping peer at or after its limp began, in
+  // seconds from then (-1: none).
+  double seconds_to_indict = -1;
 };
 
 SeedRuleCount RunSeedRule(const ClusterSpec& spec, uint64_t ticks);

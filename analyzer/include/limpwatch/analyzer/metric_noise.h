@@ -13,8 +13,12 @@
 // the number of windows it was learnt on: it narrows the start, and the
 // online estimate takes over where it is wider.
 //
-// The tail (how often, and how far, healthy servers stray beyond their core)
-// is the median over servers of each one's tail (residual_history.h).
+// The tail (how often, and how far, healthy servers stray more than two
+// spreads above their usual value) is counted over every server's windows
+// together, but the judged server's own: a server's own few windows rarely
+// hold enough bursts to tell their share, and a limp that has just begun
+// would otherwise be taken for that server's bursts (as a radar's noise
+// estimate leaves out the cells around its target).
 //
 // A spread below 1 % is not believed: no latency measurement here resolves
 // a difference that small, and a cluster of identical constant series would
@@ -35,6 +39,8 @@ class MetricNoise {
   static constexpr double kSmallestSpread = 0.01;
   // A server's history counts once it holds this many windows.
   static constexpr size_t kMinHistory = 8;
+  // The tail of bursts is learnt from at most this many servers' windows.
+  static constexpr size_t kTailServers = 32;
 
   void SetPrior(double sigma, double windows);
 
@@ -45,8 +51,10 @@ class MetricNoise {
   bool ready() const { return ready_; }
   double sigma() const { return noise_.sigma; }
   double wander() const { return noise_.wander; }
-  // The spread, wander and tail the charts judge this window's evidence by.
+  // The spread, wander and tail the charts judge this window's evidence by;
+  // For(history): with the tail of every server but the one of `history`.
   const ShiftNoise& shift_noise() const { return noise_; }
+  ShiftNoise For(const ResidualHistory* judged) const;
 
   // The spread learnt online without its uncertainty, and the healthy
   // windows the servers behind it have had (what training keeps).
@@ -60,6 +68,9 @@ class MetricNoise {
   ShiftNoise noise_;
   double measured_sigma_ = 0;
   double measured_windows_ = 0;
+  // The tail's counts per server of this window's pool, and their sum.
+  std::vector<std::pair<const ResidualHistory*, ResidualHistory::Beyond>> pool_;
+  ResidualHistory::Beyond pooled_;
 };
 
 }  // namespace limpwatch::analyzer

@@ -13,12 +13,9 @@
 // From the values kept it gives:
 //   - the robust center and scale (median, 1.4826 x MAD: a normal
 //     distribution's standard deviation, undisturbed by bursts);
-//   - its tail: where values stop looking normal (two spreads above the
-//     center, or the top tenth when that is higher), what share lies beyond,
-//     and how far beyond on average (peaks over a threshold: a latency with a
-//     power-law tail has a log with an exponential one). A burst that healthy
-//     servers show one window in twenty can then be no stronger evidence
-//     than twenty to one (shift_detector.h);
+//   - how many of its values lie beyond a deviation from that center, and by
+//     how much: the cluster's tail of bursts is counted over all servers but
+//     the one judged (metric_noise.h);
 //   - how much slow wander adds when windows are summed: the variance of
 //     the means of blocks of consecutive values, times the block length,
 //     over the variance of one value (1 for independent values; windows that
@@ -48,12 +45,14 @@ class ResidualHistory {
 
   double center() const;
   double scale() const;
-  struct Tail {
-    double start = 0;  // deviation from the center where the tail starts
-    double share = 0;  // of the values beyond it
-    double scale = 0;  // their mean excess over it
+  // Of the kept values: how many, how many lie more than `start` above the
+  // center, and their summed excess over it.
+  struct Beyond {
+    double values = 0;
+    double beyond = 0;
+    double excess = 0;
   };
-  Tail tail() const;
+  Beyond CountBeyond(double start) const;
   // The largest deviation above the center any value has had since the
   // server started, kept values or not: how rare a burst of that size is
   // the history may no longer tell, but that it happens it does.
@@ -76,14 +75,29 @@ class ResidualHistory {
   std::vector<float> block_means_;  // a ring of kBlockMeans
   size_t next_block_ = 0;
 
-  // Center, scale and tail, refreshed every few additions: they move
-  // slowly, and sorting 128 values per window per server and metric would
-  // cost a 1,000-server cluster its analyzer's tick.
+  // Center and scale, refreshed every few additions: they move slowly, and
+  // sorting 128 values per window per server and metric would cost a
+  // 1,000-server cluster its analyzer's tick.
   mutable double center_ = 0;
   mutable double scale_ = 0;
-  mutable Tail tail_;
   mutable uint64_t refreshed_at_ = UINT64_MAX;
 };
+
+// The tail of bursts from counts of values beyond `start` (two spreads above
+// their centers: 2.3 % of a normal sample lies beyond), any number of
+// servers' together: the share beyond it, and their mean excess over it
+// (peaks over a threshold: a latency with a power-law tail has a log with an
+// exponential one). A burst that healthy servers show one window in twenty
+// can then be no stronger evidence than twenty to one (shift_detector.h).
+// The share is never taken below what the values can tell (one of all of
+// them), the mean excess never below half a spread (what a normal tail
+// shows: 0.37 spreads over two).
+struct BurstTail {
+  double start = 0;
+  double share = 0;
+  double scale = 0;
+};
+BurstTail TailOf(const ResidualHistory::Beyond& counts, double start, double spread);
 
 }  // namespace limpwatch::analyzer
 

@@ -6,9 +6,9 @@
 // Each window's evidence is a log-likelihood ratio: "the server's level is
 // a limp of this chart's size" against "it is at most `tolerated` times its
 // peers'". A chart stands for the limps from its size to the next chart's
-// (the last one: anything larger, each factor e less likely), every level
-// in between equally likely, so a limp between two sizes or far beyond the
-// last is still evidence. Around its level a window's log ratio is normal
+// (the last one: up to a thousand times its own), every log level in between
+// equally likely, so a limp between two sizes or far beyond the last is
+// still evidence. Around its level a window's log ratio is normal
 // with spread `sigma`, except for bursts, always slower: a share
 // `tail_share` of windows lie `tail_start` or more above the level, spread
 // exponentially by `tail_scale` (residual_history.h), and windows never seen

@@ -133,7 +133,6 @@ DecisionWindow CalibratedDecision::Observe(uint64_t window, const std::vector<st
                                            const std::vector<std::vector<double>>& values,
                                            const std::vector<bool>& warming_up) {
   const size_t count = servers.size();
-  const double nan = std::numeric_limits<double>::quiet_NaN();
   DecisionWindow result;
   result.window = window;
   result.servers.resize(count);
@@ -144,12 +143,31 @@ DecisionWindow CalibratedDecision::Observe(uint64_t window, const std::vector<st
     result.servers[i].warming_up = i < warming_up.size() && warming_up[i];
     result.servers[i].metrics.resize(metrics_.size());
   }
+  std::vector<std::vector<double>> ratios = LogRatios(values);
+  std::vector<double> load = LoadRatios(ratios);
+  for (size_t m = 0; m < metrics_.size(); ++m) {
+    if (IsSymptom(metrics_[m])) {
+      JudgeMetric(m, ratios[m], load, states, &result);
+      continue;
+    }
+    for (size_t i = 0; i < count; ++i) {
+      MetricEvidence& evidence = result.servers[i].metrics[m];
+      evidence.compared = std::isfinite(ratios[m][i]);
+      evidence.log_ratio = evidence.compared ? ratios[m][i] : 0.0;
+    }
+  }
+  Conclude(states, &result);
+  return result;
+}
 
-  // 1. Every metric's log ratio of each server to its peers' median.
+std::vector<std::vector<double>> CalibratedDecision::LogRatios(const std::vector<std::vector<double>>& values) const {
+  const size_t count = values.size();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::vector<double>> ratios(metrics_.size(), std::vector<double>(count, nan));
+  std::vector<double> logs, sorted;
   for (size_t m = 0; m < metrics_.size(); ++m) {
     const DecisionMetric& metric = metrics_[m];
-    std::vector<double> logs(count, nan);
+    logs.assign(count, nan);
     for (size_t i = 0; i < count; ++i) {
       double value = m < values[i].size() ? values[i][m] : nan;
       if (!std::isfinite(value)) continue;
@@ -165,7 +183,7 @@ DecisionWindow CalibratedDecision::Observe(uint64_t window, const std::vector<st
       }
     }
     if (metric.kind == EvidenceKind::kLogRatio) continue;
-    std::vector<double> sorted;
+    sorted.clear();
     for (double log : logs) {
       if (std::isfinite(log)) sorted.push_back(log);
     }
@@ -175,8 +193,12 @@ DecisionWindow CalibratedDecision::Observe(uint64_t window, const std::vector<st
       if (std::isfinite(logs[i])) ratios[m][i] = logs[i] - MedianWithoutOne(sorted, logs[i]);
     }
   }
-  // The load each server carries over its peers', averaged over load metrics.
-  std::vector<double> load(count, nan);
+  return ratios;
+}
+
+std::vector<double> CalibratedDecision::LoadRatios(const std::vector<std::vector<double>>& ratios) const {
+  const size_t count = ratios.empty() ? 0 : ratios.front().size();
+  std::vector<double> load(count, std::numeric_limits<double>::quiet_NaN());
   for (size_t i = 0; i < count; ++i) {
     double sum = 0;
     int loads = 0;
@@ -188,89 +210,82 @@ DecisionWindow CalibratedDecision::Observe(uint64_t window, const std::vector<st
     }
     if (loads > 0) load[i] = sum / loads;
   }
+  return load;
+}
 
+void CalibratedDecision::JudgeMetric(size_t m, const std::vector<double>& ratios, const std::vector<double>& load,
+                                     const std::vector<ServerState*>& states, DecisionWindow* result) {
+  const DecisionMetric& metric = metrics_[m];
+  const size_t count = ratios.size();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
   const double first_midpoint = (limp_logs_.front() + tolerated_log_) / 2.0;
-  for (size_t m = 0; m < metrics_.size(); ++m) {
-    const DecisionMetric& metric = metrics_[m];
-    if (!IsSymptom(metric)) {
-      for (size_t i = 0; i < count; ++i) {
-        MetricEvidence& evidence = result.servers[i].metrics[m];
-        evidence.compared = std::isfinite(ratios[m][i]);
-        evidence.log_ratio = evidence.compared ? ratios[m][i] : 0.0;
-      }
-      continue;
+  // What load explains, then the usual ratio of a profile metric.
+  double slope = load_slope(m);
+  std::vector<double> judged(count, nan), excess(count, nan);
+  std::vector<const ResidualHistory*> histories;
+  for (size_t i = 0; i < count; ++i) {
+    if (!std::isfinite(ratios[i])) continue;
+    double explained = std::isfinite(load[i]) ? slope * std::max(load[i], 0.0) : 0.0;
+    judged[i] = ratios[i] - explained;
+    Track& track = states[i]->tracks[m];
+    if (metric.kind != EvidenceKind::kLogRatio) {
+      excess[i] = judged[i];
+    } else if (track.usual_known) {
+      excess[i] = judged[i] - std::max(track.usual, 0.0);
     }
-    // 2. What load explains, then the usual ratio of a profile metric.
-    double slope = load_slope(m);
-    std::vector<double> judged(count, nan), excess(count, nan);
-    std::vector<const ResidualHistory*> histories;
-    for (size_t i = 0; i < count; ++i) {
-      double ratio = ratios[m][i];
-      if (!std::isfinite(ratio)) continue;
-      double explained = std::isfinite(load[i]) ? slope * std::max(load[i], 0.0) : 0.0;
-      judged[i] = ratio - explained;
-      Track& track = states[i]->tracks[m];
-      if (metric.kind == EvidenceKind::kLogRatio) {
-        if (track.usual_known) excess[i] = judged[i] - std::max(track.usual, 0.0);
-      } else {
-        excess[i] = judged[i];
-      }
-      if (!result.servers[i].warming_up) histories.push_back(&track.history);
-    }
-    // 3. The noise of healthy servers, from their histories so far.
-    MetricNoise& noise = noise_[m];
-    noise.Estimate(histories, settings_.overlap);
-    // 4. Two groups rather than one limping server: nobody gains evidence.
-    size_t compared = 0, clearly_slower = 0;
-    for (size_t i = 0; i < count; ++i) {
-      if (!std::isfinite(judged[i])) continue;
-      ++compared;
-      if (std::isfinite(excess[i]) && noise.ready() && excess[i] > first_midpoint + 2.0 * noise.sigma()) {
-        ++clearly_slower;
-      }
-    }
-    bool two_groups = clearly_slower >= 2 && 2 * clearly_slower >= compared;
+    if (!result->servers[i].warming_up) histories.push_back(&track.history);
+  }
+  // The noise of healthy servers, from their histories so far.
+  MetricNoise& noise = noise_[m];
+  noise.Estimate(histories, settings_.overlap);
+  // Two groups rather than one limping server: nobody gains evidence.
+  size_t compared = 0, clearly_slower = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (!std::isfinite(judged[i])) continue;
+    ++compared;
+    clearly_slower += std::isfinite(excess[i]) && noise.ready() && excess[i] > first_midpoint + 2.0 * noise.sigma();
+  }
+  bool two_groups = clearly_slower >= 2 && 2 * clearly_slower >= compared;
 
-    for (size_t i = 0; i < count; ++i) {
-      if (!std::isfinite(judged[i])) continue;
-      Track& track = states[i]->tracks[m];
-      MetricEvidence& evidence = result.servers[i].metrics[m];
-      evidence.compared = true;
-      evidence.log_ratio = ratios[m][i];
-      evidence.sigma = noise.sigma();
-      bool warming = result.servers[i].warming_up;
-      if (std::isfinite(excess[i]) && noise.ready() && !warming && !two_groups) {
-        evidence.counted = true;
-        evidence.excess = excess[i];
-        track.detector.Update(excess[i], noise.For(&track.history), threshold_);
-        evidence.still_seen = track.detector.last_gain() > 0;
-      } else if (std::isfinite(excess[i])) {
-        evidence.excess = excess[i];
-      }
-      evidence.statistic = track.detector.statistic() / threshold_;
-      evidence.limp = std::exp(limp_logs_[track.detector.strongest_chart()]);
-      if (warming) continue;
-      track.history.Add(judged[i]);
-      // A profile metric's usual ratio follows the server while it is not
-      // suspected, and stays put while it is: a limp must not become usual.
-      if (metric.kind == EvidenceKind::kLogRatio && track.history.size() >= settings_.baseline_windows &&
-          evidence.statistic < 0.5) {
-        track.usual = track.history.center();
-        track.usual_known = true;
-      }
-      // The load fit learns from servers as they are, outliers clipped.
-      if (std::isfinite(load[i]) && noise.ready()) {
-        double bound = 3.0 * noise.sigma();
-        double x = std::clamp(load[i], -bound, bound), y = std::clamp(ratios[m][i], -bound, bound);
-        load_xy_[m] = kLoadFitMemory * load_xy_[m] + x * y;
-        load_xx_[m] = kLoadFitMemory * load_xx_[m] + x * x;
-      }
+  for (size_t i = 0; i < count; ++i) {
+    if (!std::isfinite(judged[i])) continue;
+    Track& track = states[i]->tracks[m];
+    MetricEvidence& evidence = result->servers[i].metrics[m];
+    evidence.compared = true;
+    evidence.log_ratio = ratios[i];
+    evidence.sigma = noise.sigma();
+    if (std::isfinite(excess[i])) evidence.excess = excess[i];
+    bool warming = result->servers[i].warming_up;
+    if (std::isfinite(excess[i]) && noise.ready() && !warming && !two_groups) {
+      evidence.counted = true;
+      track.detector.Update(excess[i], noise.For(&track.history), threshold_);
+      evidence.still_seen = track.detector.last_gain() > 0;
+    }
+    evidence.statistic = track.detector.statistic() / threshold_;
+    evidence.limp = std::exp(limp_logs_[track.detector.strongest_chart()]);
+    if (warming) continue;
+    track.history.Add(judged[i]);
+    // A profile metric's usual ratio follows the server while it is not
+    // suspected, and stays put while it is: a limp must not become usual.
+    if (metric.kind == EvidenceKind::kLogRatio && track.history.size() >= settings_.baseline_windows &&
+        evidence.statistic < 0.5) {
+      track.usual = track.history.center();
+      track.usual_known = true;
+    }
+    // The load fit learns from servers as they are, outliers clipped.
+    if (std::isfinite(load[i]) && noise.ready()) {
+      double bound = 3.0 * noise.sigma();
+      double x = std::clamp(load[i], -bound, bound), y = std::clamp(ratios[i], -bound, bound);
+      load_xy_[m] = kLoadFitMemory * load_xy_[m] + x * y;
+      load_xx_[m] = kLoadFitMemory * load_xx_[m] + x * x;
     }
   }
+}
 
-  // 5. The decision, and what the per-server table keeps.
-  for (size_t i = 0; i < count; ++i) {
-    ServerEvidence& server = result.servers[i];
+void CalibratedDecision::Conclude(const std::vector<ServerState*>& states, DecisionWindow* result) {
+  const double first_midpoint = (limp_logs_.front() + tolerated_log_) / 2.0;
+  for (size_t i = 0; i < result->servers.size(); ++i) {
+    ServerEvidence& server = result->servers[i];
     double strongest = 0;
     bool compared = false, anomalous = false;
     for (size_t m = 0; m < metrics_.size(); ++m) {
@@ -288,6 +303,7 @@ DecisionWindow CalibratedDecision::Observe(uint64_t window, const std::vector<st
       }
       if (evidence.statistic >= 1.0 && evidence.still_seen) server.limping_now = true;
       bool beyond = evidence.counted && evidence.excess > first_midpoint + 2.0 * evidence.sigma;
+      server.metrics[m].beyond = beyond;
       anomalous |= beyond;
       if (!settings_.keep_verdicts) continue;
       Track& track = states[i]->tracks[m];
@@ -301,11 +317,10 @@ DecisionWindow CalibratedDecision::Observe(uint64_t window, const std::vector<st
     ++verdict.windows;
     verdict.anomalous_windows += anomalous;
     if (server.indicted) {
-      if (verdict.indicted_windows++ == 0) verdict.first_indicted = window;
-      verdict.last_indicted = window;
+      if (verdict.indicted_windows++ == 0) verdict.first_indicted = result->window;
+      verdict.last_indicted = result->window;
     }
   }
-  return result;
 }
 
 std::vector<ServerVerdict> CalibratedDecision::Verdicts() const {

@@ -80,6 +80,9 @@ constexpr uint8_t kLeftOutOfCounts = 2;    // uncounted
 }  // namespace
 
 bool ClusterDiagnoser::IsLeftOut(uint32_t key, Metric metric) {
+  // The CPU time is the calibrated rule's (its cpuwait): the seed rule's
+  // profiles never had it.
+  if (key == kCpuTimeKey) return true;
   uint8_t bits = 0;
   if (auto known = left_out_keys_.find(key); known != left_out_keys_.end()) {
     bits = known->second;
@@ -333,6 +336,7 @@ std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_
       state.windows_seen = 0;
       state.excess_time.clear();
       state.excess_calls.clear();
+      state.excess_samples.clear();
       if (calibrated_ && state.boot_id != 0) calibrated_->Forget(summary->node);
     }
     state.boot_id = summary->boot_id;

@@ -22,9 +22,14 @@ constexpr size_t kExcessWindows = 8;
 // What each compared metric stands for, and how it is compared.
 //   The service times per call (dread, dwrite, nsread, ncread, dsync) are
 //   levels: a server without such calls in a window is not compared.
-//   The waits per tick (loss, cpuwait, majflt) are 0 on a quiet server, a
-//   value like any other: they are compared with an epsilon added, the
-//   waiting that slows nothing, 1 % of a tick.
+//   The waits per tick (loss, majflt) are 0 on a quiet server, a value like
+//   any other: they are compared with an epsilon added, the waiting that
+//   slows nothing, 1 % of a tick.
+//   The wait for a CPU is a level: how much longer the server's CPU work took
+//   than the CPU it got, (CPU time + time runnable but waiting) / CPU time.
+//   A server busier than its peers (the one holding the root directory)
+//   waits longer because it runs longer, not slower; a quota or competing
+//   processes make it wait for each ms of CPU it gets.
 //   The round trip is a level compared with 25 ms added: bulk transfers
 //   lengthen a healthy connection's round trip by up to 15.5 ms on loopback
 //   (OrangeFS, measured), which slows no request that moves that much data,
@@ -41,7 +46,7 @@ DecisionMetric MetricOf(ComparedMetric metric, uint32_t tick_ms) {
     case ComparedMetric::kNcread: return {"ncread", EvidenceKind::kLevel, shm::Resource::kNetwork, 0};
     case ComparedMetric::kRoundTrip: return {"rtt", EvidenceKind::kWait, shm::Resource::kNetwork, 25.0};
     case ComparedMetric::kLoss: return {"loss", EvidenceKind::kWait, shm::Resource::kNetwork, one_percent};
-    case ComparedMetric::kCpuWait: return {"cpuwait", EvidenceKind::kWait, shm::Resource::kCpu, one_percent};
+    case ComparedMetric::kCpuWait: return {"cpuwait", EvidenceKind::kLevel, shm::Resource::kCpu, 0};
     case ComparedMetric::kDsync: return {"dsync", EvidenceKind::kLevel, shm::Resource::kDisk, 0};
     case ComparedMetric::kMajorFaults:
       return {"majflt", EvidenceKind::kWait, shm::Resource::kMemory, one_percent / kMajorFaultMs};
@@ -123,7 +128,7 @@ std::vector<Alarm> ClusterDiagnoser::DecideCalibrated(uint64_t window, uint64_t 
   const double nan = std::numeric_limits<double>::quiet_NaN();
   auto not_work = [this](uint32_t key, Metric metric) {
     if (key == kRoundTripKey || key == kLostPacketsKey || key == kRunqueueWaitKey || key == kFileSyncKey ||
-        key == kMajorFaultsKey || FindErrorFeature(key) != nullptr) {
+        key == kMajorFaultsKey || key == kCpuTimeKey || FindErrorFeature(key) != nullptr) {
       return true;
     }
     return IsLeftOut(key, metric);
@@ -147,9 +152,13 @@ std::vector<Alarm> ClusterDiagnoser::DecideCalibrated(uint64_t window, uint64_t 
     }
     row[kComparedMetricCount] = summary.io.request_bytes_per_s > 0 ? summary.io.request_bytes_per_s : nan;
     // A summary of no tick has no waits either.
-    for (ComparedMetric metric : {ComparedMetric::kLoss, ComparedMetric::kCpuWait, ComparedMetric::kMajorFaults}) {
+    for (ComparedMetric metric : {ComparedMetric::kLoss, ComparedMetric::kMajorFaults}) {
       row[size_t(metric)] = summary.window_ticks > 0 ? ScalarOf(summary, metric) : nan;
     }
+    // The CPU work's slowdown, once the server used 1 % of a CPU.
+    double cpu = TimeOf(summary, kCpuTimeKey), wait = TimeOf(summary, kRunqueueWaitKey);
+    double window_ms = double(summary.window_ticks) * summary.tick_ms;
+    row[size_t(ComparedMetric::kCpuWait)] = window_ms > 0 && cpu >= 0.01 * window_ms ? (cpu + wait) / cpu : nan;
   }
   // The time limpwatch's own features took a server beyond its peers' median:
   // with its functions' extra time, what each resource cost it.
@@ -175,6 +184,8 @@ std::vector<Alarm> ClusterDiagnoser::DecideCalibrated(uint64_t window, uint64_t 
     while (state.excess_time.size() > kExcessWindows) state.excess_time.pop_front();
     state.excess_calls.push_back(std::move(profile.excess_calls[i]));
     while (state.excess_calls.size() > kExcessWindows) state.excess_calls.pop_front();
+    state.excess_samples.push_back(std::move(profile.excess_samples[i]));
+    while (state.excess_samples.size() > kExcessWindows) state.excess_samples.pop_front();
     for (int index = 0; index < kComparedMetricCount; ++index) {
       const MetricEvidence& metric = evidence.metrics[size_t(index)];
       if (!metric.compared) continue;
@@ -197,6 +208,31 @@ std::vector<Alarm> ClusterDiagnoser::DecideCalibrated(uint64_t window, uint64_t 
                           &alarms);
   }
   return alarms;
+}
+
+shm::Resource ClusterDiagnoser::ResourceOfExtra(const std::deque<std::unordered_map<uint32_t, double>>& extra) {
+  std::unordered_map<uint32_t, double> summed;
+  for (const auto& window : extra) {
+    for (const auto& [key, amount] : window) summed[key] += amount;
+  }
+  double weight[6] = {};
+  double classified = 0, total = 0;
+  for (const auto& [key, amount] : summed) {
+    std::string name = names_ ? names_->NameOfKey(key) : "";
+    if (manifest_.IsIdle(name)) continue;
+    shm::Resource resource = manifest_.Classify(name);
+    total += amount;
+    if (resource == shm::Resource::kUnknown) continue;
+    weight[static_cast<int>(resource)] += amount;
+    classified += amount;
+  }
+  int best = 0;
+  for (int resource = 1; resource < 6; ++resource) {
+    if (weight[resource] > weight[best]) best = resource;
+  }
+  // Most of the extra named, and most of what is named one resource's.
+  bool clear = best != 0 && classified >= 0.3 * total && weight[best] >= 0.5 * classified;
+  return clear ? static_cast<shm::Resource>(best) : shm::Resource::kUnknown;
 }
 
 Alarm ClusterDiagnoser::BuildCalibratedAlarm(const std::string& server, ServerState& state,
@@ -253,30 +289,11 @@ Alarm ClusterDiagnoser::BuildCalibratedAlarm(const std::string& server, ServerSt
     profile_resource = static_cast<shm::Resource>(best);
   }
 
-  // A count anomaly's resource: that of the functions that made the extra calls.
-  std::unordered_map<uint32_t, double> extra_calls;
-  for (const auto& window_calls : state.excess_calls) {
-    for (const auto& [key, calls] : window_calls) extra_calls[key] += calls;
-  }
-  double call_weight[6] = {};
-  double calls_classified = 0, calls_total = 0;
-  for (const auto& [key, calls] : extra_calls) {
-    std::string name = names_ ? names_->NameOfKey(key) : "";
-    if (manifest_.IsIdle(name)) continue;
-    shm::Resource resource = manifest_.Classify(name);
-    calls_total += calls;
-    if (resource == shm::Resource::kUnknown) continue;
-    call_weight[static_cast<int>(resource)] += calls;
-    calls_classified += calls;
-  }
-  shm::Resource count_resource = shm::Resource::kUnknown;
-  int most_calls = 0;
-  for (int resource = 1; resource < 6; ++resource) {
-    if (call_weight[resource] > call_weight[most_calls]) most_calls = resource;
-  }
-  if (most_calls != 0 && calls_classified >= 0.3 * calls_total && call_weight[most_calls] >= 0.5 * calls_classified) {
-    count_resource = static_cast<shm::Resource>(most_calls);
-  }
+  // A count anomaly's resource is that of the functions that made the extra
+  // calls, a samples anomaly's that of the functions that drew the extra
+  // samples.
+  shm::Resource count_resource = ResourceOfExtra(state.excess_calls);
+  shm::Resource samples_resource = ResourceOfExtra(state.excess_samples);
 
   // The evidence, strongest first: every metric with some.
   std::vector<size_t> order;
@@ -287,7 +304,8 @@ Alarm ClusterDiagnoser::BuildCalibratedAlarm(const std::string& server, ServerSt
             [&](size_t a, size_t b) { return evidence.metrics[a].statistic > evidence.metrics[b].statistic; });
   for (size_t m : order) {
     const MetricEvidence& metric = evidence.metrics[m];
-    shm::Resource resource = m == size_t(ComparedMetric::kCount)  ? count_resource
+    shm::Resource resource = m == size_t(ComparedMetric::kCount)             ? count_resource
+                             : m == size_t(ComparedMetric::kSamples)          ? samples_resource
                              : metrics[m].kind == EvidenceKind::kLogRatio ? profile_resource
                                                                           : metrics[m].resource;
     alarm.evidence.push_back({metrics[m].name, std::exp(metric.log_ratio), metric.statistic, resource});

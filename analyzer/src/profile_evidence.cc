@@ -64,6 +64,7 @@ ProfileRatios ComputeProfileRatios(const std::vector<const PeerSummary*>& summar
   ratios.count.assign(count, nan);
   ratios.excess_time.assign(count, {});
   ratios.excess_calls.assign(count, {});
+  ratios.excess_samples.assign(count, {});
   if (count < 3) return ratios;
 
   // Calls and self time per function and server; total samples and calls.
@@ -155,6 +156,36 @@ ProfileRatios ComputeProfileRatios(const std::vector<const PeerSummary*>& summar
     }
   }
   ratios.samples = RatesAgainstPeers(samples, calls);
+  // Each sampled function's share of the extra samples.
+  std::unordered_map<uint32_t, std::vector<double>> sampled;
+  for (size_t i = 0; i < count; ++i) {
+    const auto* features = FeaturesOf(*summaries[i], Metric::kSamples);
+    if (features == nullptr) continue;
+    for (const Feature& feature : *features) {
+      if (left_out(feature.key, Metric::kSamples)) continue;
+      auto& per_server = sampled[feature.key];
+      per_server.resize(count, 0.0);
+      per_server[i] = feature.value;
+    }
+  }
+  std::vector<double> per_call_rates;
+  for (auto& [key, per_server] : sampled) {
+    per_call_rates.clear();
+    std::vector<double> rate(count, nan);
+    for (size_t i = 0; i < count; ++i) {
+      if (calls[i] > 0) {
+        rate[i] = per_server[i] / calls[i];
+        per_call_rates.push_back(rate[i]);
+      }
+    }
+    if (per_call_rates.size() < 3) continue;
+    std::sort(per_call_rates.begin(), per_call_rates.end());
+    for (size_t i = 0; i < count; ++i) {
+      if (!std::isfinite(rate[i])) continue;
+      double at_peers_rate = calls[i] * MedianWithoutOne(per_call_rates, rate[i]);
+      if (per_server[i] > at_peers_rate) ratios.excess_samples[i][key] = per_server[i] - at_peers_rate;
+    }
+  }
   ratios.count = RatesAgainstPeers(calls, bytes);
   return ratios;
 }

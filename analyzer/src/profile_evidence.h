@@ -46,6 +46,10 @@ struct ProfileRatios {
   // moved would have taken at the peers' median calls per byte (positive
   // only): whose calls a count anomaly is made of.
   std::vector<std::unordered_map<uint32_t, double>> excess_calls;
+  // Per summary: each sampled function's samples over what the server's
+  // traced calls would have drawn at the peers' median samples per call
+  // (positive only): where a samples anomaly's CPU went.
+  std::vector<std::unordered_map<uint32_t, double>> excess_samples;
 };
 
 // `left_out(key, metric)`: true for a feature that is not work (idle,

@@ -80,7 +80,9 @@ const ResourceManifest::Rule* ResourceManifest::FirstMatch(const std::string& fu
 }
 
 shm::Resource ResourceManifest::Classify(const std::string& function) const {
-  if (function == kRunqueueWaitName) return shm::Resource::kCpu;  // limpwatch's own feature, whatever the rules say
+  if (function == kRunqueueWaitName || function == kCpuTimeName) {
+    return shm::Resource::kCpu;  // limpwatch's own features, whatever the rules say
+  }
   if (function == kLostPacketsName || function == kRoundTripName) return shm::Resource::kNetwork;
   if (function == kFileSyncName) return shm::Resource::kDisk;
   if (function == kMajorFaultsName) return shm::Resource::kMemory;

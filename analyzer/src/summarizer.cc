@@ -15,6 +15,7 @@ const uint64_t kLostPacketsHash = shm::FunctionNameHash(kLostPacketsName);
 const uint64_t kRunqueueWaitHash = shm::FunctionNameHash(kRunqueueWaitName);
 const uint64_t kFileSyncHash = shm::FunctionNameHash(kFileSyncName);
 const uint64_t kMajorFaultsHash = shm::FunctionNameHash(kMajorFaultsName);
+const uint64_t kCpuTimeHash = shm::FunctionNameHash(kCpuTimeName);
 constexpr double kErrorFeatureWeight = 1e12;
 
 // The window's [lost packets] time as its median tick times its ticks: a
@@ -52,11 +53,12 @@ void Summarizer::Admit(const Window& window) {
       auto& state = sampled_[key];
       state.weight = std::max(state.weight, sample_weight);
     }
-    // The round trip, the losses, the CPU wait, the syncs and the major
-    // faults are compared on every server, small or not
+    // The round trip, the losses, the CPU wait and time, the syncs and the
+    // major faults are compared on every server, small or not
     // (cluster_diagnoser.cc): they always travel.
     bool counted_scalar = hash == kLostPacketsHash || hash == kFileSyncHash || hash == kMajorFaultsHash;
-    if (hash == kRoundTripHash || hash == kRunqueueWaitHash || (counted_scalar && totals.calls > 0)) {
+    if (hash == kRoundTripHash || hash == kRunqueueWaitHash || hash == kCpuTimeHash ||
+        (counted_scalar && totals.calls > 0)) {
       time_weight = std::max(time_weight, 1.0);
     }
     // So do failed calls, however few, ahead of any function when room is

@@ -33,6 +33,7 @@ inline const uint32_t kLostPacketsKey = FoldNameHash(shm::FunctionNameHash(kLost
 inline const uint32_t kRunqueueWaitKey = FoldNameHash(shm::FunctionNameHash(kRunqueueWaitName));
 inline const uint32_t kFileSyncKey = FoldNameHash(shm::FunctionNameHash(kFileSyncName));
 inline const uint32_t kMajorFaultsKey = FoldNameHash(shm::FunctionNameHash(kMajorFaultsName));
+inline const uint32_t kCpuTimeKey = FoldNameHash(shm::FunctionNameHash(kCpuTimeName));
 
 // A feature's value for one vector metric in one summary, 0 when absent.
 inline double ValueOf(const PeerSummary& summary, Metric wanted, uint32_t key) {

@@ -171,6 +171,7 @@ std::vector<FunctionName> CollectFunctionNames(const shm::Snapshot& snapshot) {
   names.push_back({shm::FunctionNameHash(kRoundTripName), kRoundTripName});
   names.push_back({shm::FunctionNameHash(kFileSyncName), kFileSyncName});
   names.push_back({shm::FunctionNameHash(kMajorFaultsName), kMajorFaultsName});
+  names.push_back({shm::FunctionNameHash(kCpuTimeName), kCpuTimeName});
   for (const auto& error : snapshot.io.errnos) {
     if (IsFlowControlErrno(error.error)) continue;
     std::string name = ErrorFeatureName({error.kind, error.operation, error.error});

@@ -1,6 +1,17 @@
 #include "limpwatch/analyzer/window.h"
 
+#include "limpwatch/analyzer/tick_record.h"
+#include "limpwatch/shm/name_hash.h"
+
 namespace limpwatch::analyzer {
+namespace {
+
+uint64_t CpuTimeHash() {
+  static const uint64_t hash = shm::FunctionNameHash(kCpuTimeName);
+  return hash;
+}
+
+}  // namespace
 
 std::vector<Window> WindowBuilder::Add(const TickRecord& tick) {
   std::vector<Window> complete;
@@ -32,6 +43,11 @@ Window WindowBuilder::Build(uint64_t last_tick) const {
       totals.calls += function.calls;
       totals.self_ms += function.self_ms;
       totals.samples += function.samples;
+    }
+    if (tick.node_stats.valid) {
+      FunctionTotals& cpu = window.functions[CpuTimeHash()];
+      cpu.calls += 1;
+      cpu.self_ms += tick.node_stats.cpu_ms * double(tick.tick_ms) / 1000.0;  // cpu_ms is per second
     }
     window.ticks.push_back(tick);
   }

@@ -176,6 +176,24 @@ std::map<std::string, std::vector<analyzer::TickRecord>> GenerateCluster(const S
       tick.io.nsread_ms = 0.05 * (1 + jitter(random));
       tick.io.socket_reads = 800;
       tick.io.request_bytes = 50e6 * load * (1 + jitter(random));
+      // The CPU the server got: a starved one less (a quota, spinners in its
+      // group, a competing reader on its cores), a busy one more.
+      double cpu = 400 * load * (1 + jitter(random));
+      if (faulty) {
+        switch (cluster.fault) {
+          case SyntheticFault::kCpuStarved:
+          case SyntheticFault::kCpuShared: cpu *= 0.5; break;
+          case SyntheticFault::kCpuQuota:
+            if (t >= cluster.fault_start + 2) cpu *= 0.3;
+            break;
+          case SyntheticFault::kDiskHogOnSharedCores: cpu *= 0.9; break;
+          case SyntheticFault::kBusyOnOverloadedCpu: cpu *= 2.5; break;
+          case SyntheticFault::kSlowSyncsOnBusyCpu: cpu *= 3.5; break;
+          default: break;
+        }
+      }
+      tick.node_stats.valid = true;
+      tick.node_stats.cpu_ms = cpu;
       result[tick.node].push_back(tick);
     }
   }

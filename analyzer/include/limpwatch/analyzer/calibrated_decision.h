@@ -82,6 +82,7 @@ struct MetricEvidence {
   double statistic = 0;   // its largest chart over the threshold: 1 or more indicts
   double limp = 0;        // the limp size of that chart
   bool still_seen = false;  // this window added to that chart: the limp goes on
+  bool beyond = false;      // this window alone is past the tolerated difference by two spreads
 };
 
 struct ServerEvidence {
@@ -154,6 +155,14 @@ class CalibratedDecision {
   struct ServerState;
   ServerState& StateOf(const std::string& server);
   static void CountRatio(Track& track, double log_ratio);
+  // The steps of Observe: each metric's log ratio of each server to its
+  // peers' median; the load each server carries over its peers'; one
+  // symptom's evidence, noise and charts; the decision and the verdicts.
+  std::vector<std::vector<double>> LogRatios(const std::vector<std::vector<double>>& values) const;
+  std::vector<double> LoadRatios(const std::vector<std::vector<double>>& ratios) const;
+  void JudgeMetric(size_t metric, const std::vector<double>& ratios, const std::vector<double>& load,
+                   const std::vector<ServerState*>& states, DecisionWindow* result);
+  void Conclude(const std::vector<ServerState*>& states, DecisionWindow* result);
 
   DecisionSettings settings_;
   std::vector<DecisionMetric> metrics_;

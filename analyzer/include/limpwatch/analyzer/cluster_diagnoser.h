@@ -130,6 +130,7 @@ class ClusterDiagnoser {
     // windows, and which functions made its extra calls.
     std::deque<std::unordered_map<uint32_t, double>> excess_time;
     std::deque<std::unordered_map<uint32_t, double>> excess_calls;
+    std::deque<std::unordered_map<uint32_t, double>> excess_samples;
   };
 
   std::vector<Alarm> DecideBySeedRule(uint64_t window, uint64_t now_unix_ms,
@@ -139,6 +140,9 @@ class ClusterDiagnoser {
   // Adds `alarm` unless the same server and resource were alarmed within
   // the suppression period.
   void RaiseUnlessSuppressed(ServerState& state, Alarm alarm, uint64_t now_unix_ms, std::vector<Alarm>* alarms) const;
+  // The resource the manifest gives most of the summed `extra` (per
+  // function) over the server's last windows, when it names enough of it.
+  shm::Resource ResourceOfExtra(const std::deque<std::unordered_map<uint32_t, double>>& extra);
   Alarm BuildCalibratedAlarm(const std::string& server, ServerState& state, const ServerEvidence& evidence,
                              uint64_t window, uint64_t now_unix_ms);
   void ScoreVectorMetric(ComparedMetric metric, const std::vector<const PeerSummary*>& summaries,

@@ -111,6 +111,14 @@ inline constexpr const char* kFileSyncName = "[file sync]";
 inline constexpr const char* kMajorFaultsName = "[major page faults]";
 inline constexpr double kMajorFaultMs = 1.0;
 
+// And the CPU the server used: its process's CPU time in the tick (from
+// its node statistics), one call a tick. Beside [waiting for a CPU] it says
+// how much longer the server's CPU work took than the CPU it got: a busy
+// server waits more because it runs more, a starved one because it gets
+// less. Added to each window from the ticks' node statistics (window.cc),
+// so recordings made before it have it too; the seed rule leaves it out.
+inline constexpr const char* kCpuTimeName = "[cpu time]";
+
 // Names of function hashes, so that root causes can be printed.
 struct FunctionName {
   uint64_t name_hash = 0;

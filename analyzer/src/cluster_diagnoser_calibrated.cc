@@ -210,22 +210,29 @@ std::vector<Alarm> ClusterDiagnoser::DecideCalibrated(uint64_t window, uint64_t 
   return alarms;
 }
 
-shm::Resource ClusterDiagnoser::ResourceOfExtra(const std::deque<std::unordered_map<uint32_t, double>>& extra) {
+ClusterDiagnoser::ExtraByResource ClusterDiagnoser::SumExtra(
+    const std::deque<std::unordered_map<uint32_t, double>>& extra, bool functions_only) {
+  ExtraByResource sums;
   std::unordered_map<uint32_t, double> summed;
   for (const auto& window : extra) {
     for (const auto& [key, amount] : window) summed[key] += amount;
   }
-  double weight[6] = {};
-  double classified = 0, total = 0;
   for (const auto& [key, amount] : summed) {
+    bool own_feature = key == kRunqueueWaitKey || key == kLostPacketsKey || key == kMajorFaultsKey ||
+                       key == kFileSyncKey || key == kCpuTimeKey;
+    if (functions_only && own_feature) continue;
     std::string name = names_ ? names_->NameOfKey(key) : "";
-    if (manifest_.IsIdle(name)) continue;
+    if (manifest_.IsIdle(name)) continue;  // waiting for work is a symptom, never a cause
     shm::Resource resource = manifest_.Classify(name);
-    total += amount;
+    sums.total += amount;
     if (resource == shm::Resource::kUnknown) continue;
-    weight[static_cast<int>(resource)] += amount;
-    classified += amount;
+    sums.weight[static_cast<int>(resource)] += amount;
+    sums.classified += amount;
   }
+  return sums;
+}
+
+shm::Resource ClusterDiagnoser::ExtraByResource::Clear() const {
   int best = 0;
   for (int resource = 1; resource < 6; ++resource) {
     if (weight[resource] > weight[best]) best = resource;
@@ -247,8 +254,17 @@ Alarm ClusterDiagnoser::BuildCalibratedAlarm(const std::string& server, ServerSt
   alarm.invariant_bits = state.invariant_bits;
   alarm.threshold = calibrated_->threshold();
 
-  // Where the server's extra time went over its last windows, and the
-  // resource those functions stand for (the profiles' resource).
+  // What each resource cost the server over its peers in its last windows
+  // (its functions' and limpwatch's own features' extra time), and the
+  // resource each profile's extra stands for: the time's, the calls', the
+  // samples' functions.
+  const ExtraByResource costs = SumExtra(state.excess_time, false);
+  const double* resource_weight = costs.weight;
+  shm::Resource profile_resource = SumExtra(state.excess_time, true).Clear();
+  shm::Resource count_resource = SumExtra(state.excess_calls, true).Clear();
+  shm::Resource samples_resource = SumExtra(state.excess_samples, true).Clear();
+
+  // The functions with the most extra time, for the causes.
   std::unordered_map<uint32_t, double> excess;
   for (const auto& window_excess : state.excess_time) {
     for (const auto& [key, ms] : window_excess) excess[key] += ms;
@@ -257,43 +273,19 @@ Alarm ClusterDiagnoser::BuildCalibratedAlarm(const std::string& server, ServerSt
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
-  double resource_weight[6] = {};
-  double classified = 0, total = 0;
   std::vector<RootCauseFunction> functions;
   for (const auto& [key, ms] : ranked) {
     if (functions.size() >= kTopFunctions) break;
-    bool own_feature = key == kRunqueueWaitKey || key == kLostPacketsKey || key == kMajorFaultsKey || key == kFileSyncKey;
+    if (key == kRunqueueWaitKey || key == kLostPacketsKey || key == kMajorFaultsKey || key == kFileSyncKey) continue;
     RootCauseFunction function;
     function.key = key;
     function.score = ms;
     function.name_hash = names_ ? names_->HashOfKey(key) : 0;
     function.name = names_ ? names_->NameOfKey(key) : "";
-    if (manifest_.IsIdle(function.name)) continue;  // waiting for work is a symptom, never a cause
+    if (manifest_.IsIdle(function.name)) continue;
     function.resource = manifest_.Classify(function.name);
-    if (function.resource != shm::Resource::kUnknown) resource_weight[static_cast<int>(function.resource)] += ms;
-    // The profile's own resource comes from the functions alone.
-    if (own_feature) continue;
-    total += ms;
-    if (function.resource != shm::Resource::kUnknown) classified += ms;
     functions.push_back(std::move(function));
   }
-  // The profile's resource: the one most of its classified extra time is in.
-  double function_weight[6] = {};
-  for (const RootCauseFunction& function : functions) function_weight[static_cast<int>(function.resource)] += function.score;
-  shm::Resource profile_resource = shm::Resource::kUnknown;
-  int best = 0;
-  for (int resource = 1; resource < 6; ++resource) {
-    if (function_weight[resource] > function_weight[best]) best = resource;
-  }
-  if (best != 0 && classified >= 0.3 * total && function_weight[best] >= 0.5 * classified) {
-    profile_resource = static_cast<shm::Resource>(best);
-  }
-
-  // A count anomaly's resource is that of the functions that made the extra
-  // calls, a samples anomaly's that of the functions that drew the extra
-  // samples.
-  shm::Resource count_resource = ResourceOfExtra(state.excess_calls);
-  shm::Resource samples_resource = ResourceOfExtra(state.excess_samples);
 
   // The evidence, strongest first: every metric with some.
   std::vector<size_t> order;

@@ -297,7 +297,9 @@ TEST(OfflineCommandsTest, TrainingReadsRunsInAnyOrderAndCanPool) {
     if (line.empty() || line[0] == '#') continue;
     // One threshold per metric, for every server; a usual profile ratio is a
     // server's own.
-    if (line.find(" usual ") == std::string::npos) EXPECT_EQ(line.rfind("* ", 0), 0u) << line;
+    if (line.find(" usual ") == std::string::npos) {
+      EXPECT_EQ(line.rfind("* ", 0), 0u) << line;
+    }
     ++lines;
   }
   EXPECT_GT(lines, 0);

@@ -442,15 +442,21 @@ std::unordered_map<uint32_t, double> TimeAbovePeers(const std::string& server,
 
 }  // namespace
 
-Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state,
-                                   const std::vector<ComparedMetric>& fired, uint64_t window, uint64_t now_unix_ms,
-                                   const std::vector<const PeerSummary*>& summaries) {
+Alarm ClusterDiagnoser::NewAlarm(AlarmKind kind, const std::string& server, uint64_t window,
+                                 uint64_t now_unix_ms) const {
   Alarm alarm;
-  alarm.kind = AlarmKind::kAnomaly;
+  alarm.kind = kind;
   alarm.time_unix_ms = now_unix_ms;
   alarm.window = window;
   alarm.reporter = reporter_;
   alarm.server = server;
+  return alarm;
+}
+
+Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state,
+                                   const std::vector<ComparedMetric>& fired, uint64_t window, uint64_t now_unix_ms,
+                                   const std::vector<const PeerSummary*>& summaries) {
+  Alarm alarm = NewAlarm(AlarmKind::kAnomaly, server, window, now_unix_ms);
   alarm.invariant_bits = state.invariant_bits;
   double strongest = -1;
   std::unordered_map<uint32_t, double> by_key;
@@ -576,12 +582,7 @@ std::vector<Alarm> ClusterDiagnoser::CheckSilentPeers(uint64_t window, uint64_t 
     if (state.silent_reported || state.windows_seen < 2 || server == reporter_) continue;
     if (window < state.last_window + config_.peer_silence_windows) continue;
     state.silent_reported = true;
-    Alarm alarm;
-    alarm.kind = AlarmKind::kSilent;
-    alarm.time_unix_ms = now_unix_ms;
-    alarm.window = window;
-    alarm.reporter = reporter_;
-    alarm.server = server;
+    Alarm alarm = NewAlarm(AlarmKind::kSilent, server, window, now_unix_ms);
     alarm.metrics = {"silence"};
     alarm.resource = shm::Resource::kProcess;
     alarm.score = double(window - state.last_window);
@@ -610,7 +611,7 @@ std::vector<Alarm> ClusterDiagnoser::CheckErrors(uint64_t window, uint64_t now_u
   for (size_t position = 0; position < summaries.size(); ++position) {
     const PeerSummary& summary = *summaries[position];
     bool warming_up = servers_[summary.node].warming_up;
-    Alarm alarm;
+    Alarm alarm = NewAlarm(AlarmKind::kErrors, summary.node, window, now_unix_ms);
     for (const auto& [key, by_server] : counts) {
       const ErrorFeature& error = *FindErrorFeature(key);
       if (warming_up && IsPeerAbsenceErrno(error.error)) continue;
@@ -646,11 +647,6 @@ std::vector<Alarm> ClusterDiagnoser::CheckErrors(uint64_t window, uint64_t now_u
                 return a.score != b.score ? a.score > b.score : a.key < b.key;
               });
     if (alarm.top_functions.size() > kTopFunctions) alarm.top_functions.resize(kTopFunctions);
-    alarm.kind = AlarmKind::kErrors;
-    alarm.time_unix_ms = now_unix_ms;
-    alarm.window = window;
-    alarm.reporter = reporter_;
-    alarm.server = summary.node;
     alarm.metrics = {"errors"};
     alarm.invariant_bits = summary.invariant_bits;
     alarms.push_back(std::move(alarm));

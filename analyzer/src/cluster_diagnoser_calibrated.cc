@@ -245,12 +245,7 @@ shm::Resource ClusterDiagnoser::ExtraByResource::Clear() const {
 Alarm ClusterDiagnoser::BuildCalibratedAlarm(const std::string& server, ServerState& state,
                                              const ServerEvidence& evidence, uint64_t window, uint64_t now_unix_ms) {
   const auto& metrics = calibrated_->metrics();
-  Alarm alarm;
-  alarm.kind = AlarmKind::kAnomaly;
-  alarm.time_unix_ms = now_unix_ms;
-  alarm.window = window;
-  alarm.reporter = reporter_;
-  alarm.server = server;
+  Alarm alarm = NewAlarm(AlarmKind::kAnomaly, server, window, now_unix_ms);
   alarm.invariant_bits = state.invariant_bits;
   alarm.threshold = calibrated_->threshold();
 

@@ -170,6 +170,8 @@ class ClusterDiagnoser {
   std::vector<Feature> WithoutLeftOutFunctions(const std::vector<Feature>& features, Metric metric,
                                                LeftOutMask* mask);
   double ThresholdFor(const std::string& server, ComparedMetric metric, double default_threshold, bool* trained) const;
+  // An alarm of this reporter's on `server` for `window`: what every kind fills the same way.
+  Alarm NewAlarm(AlarmKind kind, const std::string& server, uint64_t window, uint64_t now_unix_ms) const;
   Alarm BuildAlarm(const std::string& server, ServerState& state, const std::vector<ComparedMetric>& fired,
                    uint64_t window, uint64_t now_unix_ms, const std::vector<const PeerSummary*>& summaries);
   std::vector<Alarm> CheckSilentPeers(uint64_t window, uint64_t now_unix_ms);

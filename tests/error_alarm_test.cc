@@ -171,6 +171,20 @@ TEST(ErrorAlarmTest, ConnectionsRefusedAfterTheWarmUpAreIndicted) {
   EXPECT_EQ(first->top_functions.front().name, "[error ECONNREFUSED in tcp read]");
 }
 
+// Server 3 crashed at tick 12; server 2, filling a pool from it, is refused:
+// that is server 3's absence, named by the silence alarm, not server 2's fault.
+TEST(ErrorAlarmTest, ConnectionsRefusedWhileAPeerIsAwayAreThatPeers) {
+  auto ticks = RefusedReadsCluster(20, 23);
+  ticks[ServerName(3)].resize(12);
+  ReplayResult result = ReplayCluster({}, ticks, {}, testing::SyntheticManifest(), testing::SyntheticNames(), nullptr);
+  int silent = 0;
+  for (const Alarm& alarm : result.alarms) {
+    EXPECT_NE(alarm.kind, AlarmKind::kErrors) << AlarmToLogLine(alarm);
+    if (alarm.kind == AlarmKind::kSilent && alarm.server == ServerName(3)) ++silent;
+  }
+  EXPECT_EQ(silent, 1);
+}
+
 // A full storage is the server's own state: named at once, warm-up or not.
 TEST(ErrorAlarmTest, AStorageFullFromTheStartIsIndictedInTheFirstWindow) {
   SyntheticCluster cluster = StorageFullCluster(2, 1 << 30);

@@ -592,6 +592,13 @@ std::vector<Alarm> ClusterDiagnoser::CheckSilentPeers(uint64_t window, uint64_t 
   return alarms;
 }
 
+bool ClusterDiagnoser::AnotherServerAway(const std::string& server, uint64_t window) const {
+  for (const auto& [other, state] : servers_) {
+    if (other != server && (state.last_window != window || state.warming_up)) return true;
+  }
+  return false;
+}
+
 std::vector<Alarm> ClusterDiagnoser::CheckErrors(uint64_t window, uint64_t now_unix_ms,
                                                  const std::vector<const PeerSummary*>& summaries) {
   std::vector<Alarm> alarms;
@@ -610,11 +617,16 @@ std::vector<Alarm> ClusterDiagnoser::CheckErrors(uint64_t window, uint64_t now_u
   }
   for (size_t position = 0; position < summaries.size(); ++position) {
     const PeerSummary& summary = *summaries[position];
-    bool warming_up = servers_[summary.node].warming_up;
+    // Refused and reset connections tell of the other end: of this server's
+    // peers not listening yet while it starts up, of a peer that is away
+    // (seen on OrangeFS 2.10: a server refused while it filled its precreate
+    // pool from a crashed peer). Only with every peer present can they be
+    // this server's.
+    bool absence_explained = servers_[summary.node].warming_up || AnotherServerAway(summary.node, window);
     Alarm alarm = NewAlarm(AlarmKind::kErrors, summary.node, window, now_unix_ms);
     for (const auto& [key, by_server] : counts) {
       const ErrorFeature& error = *FindErrorFeature(key);
-      if (warming_up && IsPeerAbsenceErrno(error.error)) continue;
+      if (absence_explained && IsPeerAbsenceErrno(error.error)) continue;
       double own = by_server[position];
       std::vector<double> peers;
       for (size_t other = 0; other < by_server.size(); ++other) {

@@ -179,6 +179,9 @@ class ClusterDiagnoser {
   // (error_features.h): one alarm per server, the errnos as its top functions.
   std::vector<Alarm> CheckErrors(uint64_t window, uint64_t now_unix_ms,
                                  const std::vector<const PeerSummary*>& summaries);
+  // Whether a server other than `server` is away in `window`: it sent no
+  // summary for it (crashed, hung, cut off) or is starting up again.
+  bool AnotherServerAway(const std::string& server, uint64_t window) const;
 
   AnalyzerConfig config_;
   Thresholds thresholds_;

@@ -43,6 +43,9 @@ struct CalibratedDecision::Track {
 struct CalibratedDecision::ServerState {
   std::vector<Track> tracks;
   ServerVerdict verdict;
+  // The load it usually carries over its peers: the load fit's instrument.
+  double usual_load = 0;
+  size_t load_windows = 0;
 };
 
 void CalibratedDecision::CountRatio(Track& track, double log_ratio) {
@@ -65,8 +68,8 @@ CalibratedDecision::CalibratedDecision(const DecisionSettings& settings, std::ve
   budget.charts = std::max<size_t>(symptoms, 1) * limp_logs_.size();
   threshold_ = budget.Threshold();
   noise_.resize(metrics_.size());
-  load_xy_.assign(metrics_.size(), 0.0);
-  load_xx_.assign(metrics_.size(), 0.0);
+  load_zy_.assign(metrics_.size(), 0.0);
+  load_zx_.assign(metrics_.size(), 0.0);
 }
 
 CalibratedDecision::~CalibratedDecision() = default;
@@ -125,8 +128,8 @@ void CalibratedDecision::Forget(const std::string& server) {
 }
 
 double CalibratedDecision::load_slope(size_t metric) const {
-  if (metric >= metrics_.size() || load_xx_[metric] <= 0) return 0.0;
-  return std::clamp(load_xy_[metric] / load_xx_[metric], 0.0, 1.0);
+  if (metric >= metrics_.size() || load_zx_[metric] <= 0) return 0.0;
+  return std::clamp(load_zy_[metric] / load_zx_[metric], 0.0, 1.0);
 }
 
 DecisionWindow CalibratedDecision::Observe(uint64_t window, const std::vector<std::string>& servers,
@@ -155,6 +158,13 @@ DecisionWindow CalibratedDecision::Observe(uint64_t window, const std::vector<st
       evidence.compared = std::isfinite(ratios[m][i]);
       evidence.log_ratio = evidence.compared ? ratios[m][i] : 0.0;
     }
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (!std::isfinite(load[i]) || result.servers[i].warming_up) continue;
+    ServerState& state = *states[i];
+    ++state.load_windows;
+    double weight = 1.0 / double(std::min<size_t>(state.load_windows, settings_.baseline_windows));
+    state.usual_load += weight * (load[i] - state.usual_load);
   }
   Conclude(states, &result);
   return result;
@@ -272,12 +282,17 @@ void CalibratedDecision::JudgeMetric(size_t m, const std::vector<double>& ratios
       track.usual = track.history.center();
       track.usual_known = true;
     }
-    // The load fit learns from servers as they are, outliers clipped.
-    if (std::isfinite(load[i]) && noise.ready()) {
+    // The load fit learns from servers as they are, outliers of the symptom
+    // clipped. A window's load is measured with noise of its own, which would
+    // draw a plain least-squares slope towards zero (on generated peers 0.3
+    // for a true 0.54, leaving a server with 1.4x the load 1.09x slower
+    // than explained, indicted a few times in 100 server-days): the load each
+    // server usually carries is its instrument, free of that window's noise.
+    if (std::isfinite(load[i]) && noise.ready() && states[i]->load_windows > 0) {
       double bound = 3.0 * noise.sigma();
-      double x = std::clamp(load[i], -bound, bound), y = std::clamp(ratios[i], -bound, bound);
-      load_xy_[m] = kLoadFitMemory * load_xy_[m] + x * y;
-      load_xx_[m] = kLoadFitMemory * load_xx_[m] + x * x;
+      double usual_load = states[i]->usual_load;
+      load_zy_[m] = kLoadFitMemory * load_zy_[m] + usual_load * std::clamp(ratios[i], -bound, bound);
+      load_zx_[m] = kLoadFitMemory * load_zx_[m] + usual_load * load[i];
     }
   }
 }

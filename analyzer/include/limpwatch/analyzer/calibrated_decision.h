@@ -170,7 +170,7 @@ class CalibratedDecision {
   double tolerated_log_;
   double threshold_;
   std::vector<MetricNoise> noise_;
-  std::vector<double> load_xy_, load_xx_;  // per metric: the load fit's sums
+  std::vector<double> load_zy_, load_zx_;  // per metric: the load fit's sums
   std::map<std::string, std::unique_ptr<ServerState>> servers_;
 };
 

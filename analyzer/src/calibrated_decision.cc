@@ -117,8 +117,10 @@ bool CalibratedDecision::RatioSoFar(const std::string& server, size_t metric, do
 void CalibratedDecision::Forget(const std::string& server) {
   auto found = servers_.find(server);
   if (found == servers_.end()) return;
-  // A restarted server starts its charts, history and usual ratios again;
-  // what the verdicts say of it covers all its runs.
+  // A restarted server starts its charts, history, usual ratios and usual
+  // load again; what the verdicts say of it covers all its runs.
+  found->second->usual_load = 0;
+  found->second->load_windows = 0;
   for (Track& track : found->second->tracks) {
     Track fresh(&limp_logs_, tolerated_log_);
     fresh.verdict = track.verdict;

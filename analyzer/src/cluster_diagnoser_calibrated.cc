@@ -127,11 +127,7 @@ std::vector<Alarm> ClusterDiagnoser::DecideCalibrated(uint64_t window, uint64_t 
   const size_t count = summaries.size();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   auto not_work = [this](uint32_t key, Metric metric) {
-    if (key == kRoundTripKey || key == kLostPacketsKey || key == kRunqueueWaitKey || key == kFileSyncKey ||
-        key == kMajorFaultsKey || key == kCpuTimeKey || FindErrorFeature(key) != nullptr) {
-      return true;
-    }
-    return IsLeftOut(key, metric);
+    return IsOwnFeatureKey(key) || FindErrorFeature(key) != nullptr || IsLeftOut(key, metric);
   };
   ProfileRatios profile = ComputeProfileRatios(summaries, not_work);
   std::vector<std::string> names(count);
@@ -210,17 +206,20 @@ std::vector<Alarm> ClusterDiagnoser::DecideCalibrated(uint64_t window, uint64_t 
   return alarms;
 }
 
-ClusterDiagnoser::ExtraByResource ClusterDiagnoser::SumExtra(
-    const std::deque<std::unordered_map<uint32_t, double>>& extra, bool functions_only) {
-  ExtraByResource sums;
+std::unordered_map<uint32_t, double> ClusterDiagnoser::SumWindows(
+    const std::deque<std::unordered_map<uint32_t, double>>& extra) {
   std::unordered_map<uint32_t, double> summed;
   for (const auto& window : extra) {
     for (const auto& [key, amount] : window) summed[key] += amount;
   }
+  return summed;
+}
+
+ClusterDiagnoser::ExtraByResource ClusterDiagnoser::SumExtra(const std::unordered_map<uint32_t, double>& summed,
+                                                             bool functions_only) const {
+  ExtraByResource sums;
   for (const auto& [key, amount] : summed) {
-    bool own_feature = key == kRunqueueWaitKey || key == kLostPacketsKey || key == kMajorFaultsKey ||
-                       key == kFileSyncKey || key == kCpuTimeKey;
-    if (functions_only && own_feature) continue;
+    if (functions_only && IsOwnFeatureKey(key)) continue;
     std::string name = names_ ? names_->NameOfKey(key) : "";
     if (manifest_.IsIdle(name)) continue;  // waiting for work is a symptom, never a cause
     shm::Resource resource = manifest_.Classify(name);
@@ -253,17 +252,14 @@ Alarm ClusterDiagnoser::BuildCalibratedAlarm(const std::string& server, ServerSt
   // (its functions' and limpwatch's own features' extra time), and the
   // resource each profile's extra stands for: the time's, the calls', the
   // samples' functions.
-  const ExtraByResource costs = SumExtra(state.excess_time, false);
+  const std::unordered_map<uint32_t, double> excess = SumWindows(state.excess_time);
+  const ExtraByResource costs = SumExtra(excess, false);
   const double* resource_weight = costs.weight;
-  shm::Resource profile_resource = SumExtra(state.excess_time, true).Clear();
-  shm::Resource count_resource = SumExtra(state.excess_calls, true).Clear();
-  shm::Resource samples_resource = SumExtra(state.excess_samples, true).Clear();
+  shm::Resource profile_resource = SumExtra(excess, true).Clear();
+  shm::Resource count_resource = SumExtra(SumWindows(state.excess_calls), true).Clear();
+  shm::Resource samples_resource = SumExtra(SumWindows(state.excess_samples), true).Clear();
 
   // The functions with the most extra time, for the causes.
-  std::unordered_map<uint32_t, double> excess;
-  for (const auto& window_excess : state.excess_time) {
-    for (const auto& [key, ms] : window_excess) excess[key] += ms;
-  }
   std::vector<std::pair<uint32_t, double>> ranked(excess.begin(), excess.end());
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
@@ -271,7 +267,7 @@ Alarm ClusterDiagnoser::BuildCalibratedAlarm(const std::string& server, ServerSt
   std::vector<RootCauseFunction> functions;
   for (const auto& [key, ms] : ranked) {
     if (functions.size() >= kTopFunctions) break;
-    if (key == kRunqueueWaitKey || key == kLostPacketsKey || key == kMajorFaultsKey || key == kFileSyncKey) continue;
+    if (IsOwnFeatureKey(key)) continue;
     RootCauseFunction function;
     function.key = key;
     function.score = ms;

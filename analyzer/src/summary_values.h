@@ -35,6 +35,13 @@ inline const uint32_t kFileSyncKey = FoldNameHash(shm::FunctionNameHash(kFileSyn
 inline const uint32_t kMajorFaultsKey = FoldNameHash(shm::FunctionNameHash(kMajorFaultsName));
 inline const uint32_t kCpuTimeKey = FoldNameHash(shm::FunctionNameHash(kCpuTimeName));
 
+// Whether a key is one of the features limpwatch adds to a profile itself
+// (above), not a function of the server's.
+inline bool IsOwnFeatureKey(uint32_t key) {
+  return key == kRoundTripKey || key == kLostPacketsKey || key == kRunqueueWaitKey || key == kFileSyncKey ||
+         key == kMajorFaultsKey || key == kCpuTimeKey;
+}
+
 // A feature's value for one vector metric in one summary, 0 when absent.
 inline double ValueOf(const PeerSummary& summary, Metric wanted, uint32_t key) {
   for (const auto& metric : summary.metrics) {

@@ -140,8 +140,8 @@ class ClusterDiagnoser {
   // Adds `alarm` unless the same server and resource were alarmed within
   // the suppression period.
   void RaiseUnlessSuppressed(ServerState& state, Alarm alarm, uint64_t now_unix_ms, std::vector<Alarm>* alarms) const;
-  // Summed over the server's last windows, `extra` (per function) by the
-  // resource the manifest gives it (idle functions left out, and with
+  // A server's extra (per function) summed over its last windows
+  // (SumWindows), then by the resource the manifest gives it (idle functions left out, and with
   // `functions_only` limpwatch's own features too); Clear() is the resource
   // most of it stands for, when the manifest names enough of it.
   struct ExtraByResource {
@@ -150,7 +150,8 @@ class ClusterDiagnoser {
     double total = 0;
     shm::Resource Clear() const;
   };
-  ExtraByResource SumExtra(const std::deque<std::unordered_map<uint32_t, double>>& extra, bool functions_only);
+  static std::unordered_map<uint32_t, double> SumWindows(const std::deque<std::unordered_map<uint32_t, double>>& extra);
+  ExtraByResource SumExtra(const std::unordered_map<uint32_t, double>& summed, bool functions_only) const;
   Alarm BuildCalibratedAlarm(const std::string& server, ServerState& state, const ServerEvidence& evidence,
                              uint64_t window, uint64_t now_unix_ms);
   void ScoreVectorMetric(ComparedMetric metric, const std::vector<const PeerSummary*>& summaries,

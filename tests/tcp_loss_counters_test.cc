@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace limpwatch::analyzer {
@@ -181,6 +183,106 @@ TEST(TcpLossCountersTest, AConnectionWaitingOutItsTimerHasStalled) {
   if (major < 6 || (major == 6 && minor < 7)) GTEST_SKIP() << "Linux " << system.release << " does not count it";
   EXPECT_GT(stalled_most.timeout_stall_ms, 100u) << "no connection counted the time its dropped SYN waited";
   EXPECT_LT(stalled_most.timeout_stall_ms, 1400u);
+}
+
+// A connection is served when its local port is one the process listens
+// on: the accepted end; the end that connected is opened.
+TEST(TcpLossCountersTest, TheAcceptedEndIsServedAndTheConnectingEndOpened) {
+  TcpLossCounters counters;
+  ASSERT_TRUE(counters.Update());
+  size_t served = counters.served_connections();
+  size_t opened = counters.opened_connections();
+  LoopbackConnection connection;
+  ASSERT_GE(connection.server, 0);
+  ASSERT_TRUE(counters.Update());
+  EXPECT_EQ(counters.served_connections(), served + 1);
+  EXPECT_EQ(counters.opened_connections(), opened + 1);
+  // A connection keeps its kind after the listener closes.
+  close(connection.listener);
+  connection.listener = -1;
+  ASSERT_TRUE(counters.Update());
+  EXPECT_EQ(counters.served_connections(), served + 1);
+}
+
+bool HaveNft() { return geteuid() == 0 && (access("/usr/sbin/nft", X_OK) == 0 || access("/sbin/nft", X_OK) == 0); }
+
+// An nftables table dropping every packet that matches `match` until it is
+// destroyed. On the input hook: a packet dropped on output fails its send
+// at once and is not a loss the sender's TCP would count.
+class DropRule {
+ public:
+  DropRule(const std::string& table, const std::string& match) : table_(table) {
+    std::string script = "nft -f - <<'END'\ntable inet " + table + " {\n  chain input {\n"
+                         "    type filter hook input priority 0; policy accept;\n    " +
+                         match + " drop\n  }\n}\nEND";
+    installed_ = std::system(script.c_str()) == 0;
+  }
+  ~DropRule() { Remove(); }
+  void Remove() {
+    if (installed_) std::system(("nft delete table inet " + table_).c_str());
+    installed_ = false;
+  }
+  bool installed() const { return installed_; }
+
+ private:
+  std::string table_;
+  bool installed_ = false;
+};
+
+// Writes `bytes` on `from` while `rule` drops its segments for `stall_ms`,
+// then lets them through and reads them all on `to`.
+void SendThroughALoss(int from, int to, DropRule* rule, int stall_ms) {
+  std::vector<char> block(16384, 'x');
+  ASSERT_EQ(write(from, block.data(), block.size()), ssize_t(block.size()));
+  usleep(stall_ms * 1000);
+  rule->Remove();
+  size_t got = 0;
+  while (got < block.size()) {
+    ssize_t now = read(to, block.data(), block.size() - got);
+    ASSERT_GT(now, 0);
+    got += size_t(now);
+  }
+}
+
+// Real loss: what the accepted end resends is the server's own loss; what
+// the connecting end resends (its segments toward another service dropped)
+// is counted apart and is not.
+TEST(TcpLossCountersTest, LossOnAnOpenedConnectionIsKeptApartFromTheServersOwn) {
+  if (!HaveNft()) GTEST_SKIP() << "dropping packets needs root and nft (Debian package nftables)";
+  LoopbackConnection connection;
+  ASSERT_GE(connection.server, 0);
+  sockaddr_in address{};
+  socklen_t length = sizeof address;
+  ASSERT_EQ(getsockname(connection.listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const std::string port = std::to_string(ntohs(address.sin_port));
+  const std::string table = "limpwatch_test_loss_" + std::to_string(getpid());
+  TcpLossCounters counters;
+  ASSERT_TRUE(counters.Update());
+  const TcpLossTotals served_before = counters.served();
+  const TcpLossTotals opened_before = counters.opened();
+
+  {
+    DropRule replies_lost(table, "tcp sport " + port);
+    ASSERT_TRUE(replies_lost.installed());
+    SendThroughALoss(connection.server, connection.client, &replies_lost, 700);
+  }
+  ASSERT_TRUE(counters.Update());
+  EXPECT_GT(counters.served().retransmitted, served_before.retransmitted);
+  EXPECT_GT(counters.served().retransmit_timeout_us, served_before.retransmit_timeout_us);
+  EXPECT_EQ(counters.opened().retransmitted, opened_before.retransmitted);
+  const TcpLossTotals served_after_replies = counters.served();
+
+  {
+    DropRule requests_lost(table, "tcp dport " + port);
+    ASSERT_TRUE(requests_lost.installed());
+    SendThroughALoss(connection.client, connection.server, &requests_lost, 700);
+  }
+  ASSERT_TRUE(counters.Update());
+  EXPECT_GT(counters.opened().retransmitted, opened_before.retransmitted);
+  EXPECT_GT(counters.opened().retransmit_timeout_us, opened_before.retransmit_timeout_us);
+  EXPECT_EQ(counters.served().retransmitted, served_after_replies.retransmitted)
+      << "the server's own count took the opened connection's loss";
+  EXPECT_EQ(counters.retransmitted(), counters.served().retransmitted);
 }
 
 TEST(TcpLossCountersTest, AnUnreadableDescriptorDirectoryIsReported) {

@@ -246,6 +246,9 @@ void PublishNodeSample(const NodeSample& sample, const StorageDevice& device, sh
   record->tcp_retransmit_timeout_us.store(sample.tcp_retransmit_timeout_us, std::memory_order_relaxed);
   record->tcp_round_trip_us.store(sample.tcp_round_trip_us, std::memory_order_relaxed);
   record->major_faults.store(sample.major_faults, std::memory_order_relaxed);
+  record->tcp_opened_retransmitted.store(sample.tcp_opened.retransmitted, std::memory_order_relaxed);
+  record->tcp_opened_out_of_order.store(sample.tcp_opened.out_of_order, std::memory_order_relaxed);
+  record->tcp_opened_retransmit_timeout_us.store(sample.tcp_opened.retransmit_timeout_us, std::memory_order_relaxed);
   record->disk_reads_completed.store(disk.reads_completed, std::memory_order_relaxed);
   record->disk_writes_completed.store(disk.writes_completed, std::memory_order_relaxed);
   record->disk_sectors_read.store(disk.sectors_read, std::memory_order_relaxed);
@@ -352,6 +355,7 @@ NodeSample NodeMetricsSampler::Read(std::vector<std::string>* problems) const {
   sample.tcp_out_of_order = tcp_loss_.out_of_order();
   sample.tcp_retransmit_timeout_us = tcp_loss_.retransmit_timeout_us();
   sample.tcp_round_trip_us = tcp_loss_.round_trip_us();
+  sample.tcp_opened = tcp_loss_.opened();
   path = proc_root_ + "/self/stat";
   if (ReadWholeFile(path, &text) && !ParseProcessStatMajorFaults(text, &sample.major_faults)) {
     problems->push_back(path + " has no majflt field");

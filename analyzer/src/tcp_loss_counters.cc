@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <linux/tcp.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -29,6 +30,9 @@ uint64_t Added(uint64_t before, uint64_t now) { return now >= before ? now - bef
 // know): u32 tcpi_rcv_wnd, u32 tcpi_rehash, u16 tcpi_total_rto,
 // u16 tcpi_total_rto_recoveries, u32 tcpi_total_rto_time.
 constexpr size_t kTotalRtoTimeOffset = offsetof(tcp_info, tcpi_snd_wnd) + 16;
+
+// TCP_LISTEN of the kernel's tcp_states.h, which linux/tcp.h does not export.
+constexpr uint8_t kListenState = 10;
 
 struct NewerTcpInfo {
   tcp_info known;
@@ -60,6 +64,7 @@ bool ReadTcpSocketCounts(int fd, TcpSocketCounts* counts) {
     counts->timeout_stall_ms = stalled;
   }
   counts->round_trip_us = info.tcpi_rtt;
+  counts->listening = info.tcpi_state == kListenState;
   counts->bytes_moved = 0;
   if (length >= offsetof(tcp_info, tcpi_bytes_received) + sizeof info.tcpi_bytes_received) {
     counts->bytes_moved = info.tcpi_bytes_acked + info.tcpi_bytes_received;
@@ -77,13 +82,28 @@ uint64_t RetransmissionCostUs(uint64_t lost, uint64_t timeout_us, uint64_t timeo
   return std::max(lost * timeout_us, timeout_stall_ms_added * 1000);
 }
 
+uint16_t LocalPort(int fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return 0;
+  if (address.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
+  if (address.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port);
+  return 0;
+}
+
 bool TcpLossCounters::Update() {
   std::string directory = proc_root_ + "/self/fd";
   DIR* descriptors = opendir(directory.c_str());
   if (descriptors == nullptr) return false;
   int own = dirfd(descriptors);
-  std::unordered_map<uint64_t, Connection> now;
-  std::vector<uint64_t> active_round_trips;
+  struct Seen {
+    int fd;
+    uint64_t inode;
+    TcpSocketCounts counts;
+  };
+  std::vector<Seen> connections;
+  std::vector<uint16_t> listening_ports;
+  size_t sockets = 0;
   while (dirent* entry = readdir(descriptors)) {
     if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
     int fd = std::atoi(entry->d_name);
@@ -98,21 +118,47 @@ bool TcpLossCounters::Update() {
     // walk's error at most.
     uint64_t inode = SocketInode(fd);
     if (inode == 0) continue;
-    auto previous = last_.find(inode);
-    Connection connection = previous == last_.end() ? Connection{} : previous->second;
+    ++sockets;
+    if (counts.listening) {
+      if (uint16_t port = LocalPort(fd); port != 0) listening_ports.push_back(port);
+      continue;
+    }
+    connections.push_back({fd, inode, counts});
+  }
+  // Connections are classified only after every listener was seen: the
+  // directory lists descriptors in no useful order.
+  std::unordered_map<uint64_t, Connection> now;
+  std::vector<uint64_t> active_round_trips;
+  served_connections_ = 0;
+  for (const Seen& seen : connections) {
+    auto previous = last_.find(seen.inode);
+    Connection connection;
+    if (previous != last_.end()) {
+      connection = previous->second;
+    } else {
+      uint16_t port = LocalPort(seen.fd);
+      connection.served = port != 0 && std::find(listening_ports.begin(), listening_ports.end(), port) !=
+                                            listening_ports.end();
+    }
+    const TcpSocketCounts& counts = seen.counts;
     const TcpSocketCounts before = connection.counts;
+    TcpLossTotals& totals = connection.served ? served_ : opened_;
     uint64_t lost = NewlyLostRetransmissions(counts, connection.lost_counted);
     connection.lost_counted += lost;
-    totals_.retransmitted += lost;
-    retransmit_timeout_us_ +=
+    totals.retransmitted += lost;
+    totals.retransmit_timeout_us +=
         RetransmissionCostUs(lost, counts.timeout_us, Added(before.timeout_stall_ms, counts.timeout_stall_ms));
-    totals_.out_of_order += Added(before.out_of_order, counts.out_of_order);
-    if (counts.bytes_moved != before.bytes_moved) active_round_trips.push_back(counts.round_trip_us);
+    totals.out_of_order += Added(before.out_of_order, counts.out_of_order);
+    if (connection.served) {
+      ++served_connections_;
+      if (counts.bytes_moved != before.bytes_moved) active_round_trips.push_back(counts.round_trip_us);
+    }
     connection.counts = counts;
-    now[inode] = connection;
+    now[seen.inode] = connection;
   }
   closedir(descriptors);
   last_ = std::move(now);
+  sockets_ = sockets;
   round_trip_us_ = 0;
   if (!active_round_trips.empty()) {
     auto middle = active_round_trips.begin() + static_cast<std::ptrdiff_t>(active_round_trips.size() / 2);

@@ -75,6 +75,10 @@ void ReadNodeMetrics(const NodeMetricsRecord& record, NodeMetricsValues* out) {
     values.tcp_retransmit_timeout_us = record.tcp_retransmit_timeout_us.load(std::memory_order_relaxed);
     values.tcp_round_trip_us = record.tcp_round_trip_us.load(std::memory_order_relaxed);
     values.major_faults = record.major_faults.load(std::memory_order_relaxed);
+    values.tcp_opened_retransmitted = record.tcp_opened_retransmitted.load(std::memory_order_relaxed);
+    values.tcp_opened_out_of_order = record.tcp_opened_out_of_order.load(std::memory_order_relaxed);
+    values.tcp_opened_retransmit_timeout_us =
+        record.tcp_opened_retransmit_timeout_us.load(std::memory_order_relaxed);
     values.disk_reads_completed = record.disk_reads_completed.load(std::memory_order_relaxed);
     values.disk_writes_completed = record.disk_writes_completed.load(std::memory_order_relaxed);
     values.disk_sectors_read = record.disk_sectors_read.load(std::memory_order_relaxed);

@@ -181,6 +181,10 @@ std::string RenderNodeMetricsText(const shm::NodeMetricsValues& node) {
   fields.AddRow({"TCP segments out of order", std::to_string(node.tcp_out_of_order)});
   fields.AddRow({"TCP retransmissions x timeout s", FormatFixed(double(node.tcp_retransmit_timeout_us) / 1e6, 3)});
   fields.AddRow({"TCP round trip ms (active connections)", FormatFixed(double(node.tcp_round_trip_us) / 1e3, 3)});
+  fields.AddRow({"opened TCP: segments retransmitted", std::to_string(node.tcp_opened_retransmitted)});
+  fields.AddRow({"opened TCP: segments out of order", std::to_string(node.tcp_opened_out_of_order)});
+  fields.AddRow({"opened TCP: retransmissions x timeout s",
+                 FormatFixed(double(node.tcp_opened_retransmit_timeout_us) / 1e6, 3)});
   fields.AddRow({"major page faults", std::to_string(node.major_faults)});
   fields.AddRow({"disk", DiskText(node)});
   if (node.disk_state == shm::DiskState::kDevice) {
@@ -279,6 +283,9 @@ void WriteNodeMetricsJson(JsonWriter* json, const shm::NodeMetricsValues& node) 
   json->Field("tcp_out_of_order", node.tcp_out_of_order);
   json->Field("tcp_retransmit_timeout_us", node.tcp_retransmit_timeout_us);
   json->Field("tcp_round_trip_us", node.tcp_round_trip_us);
+  json->Field("tcp_opened_retransmitted", node.tcp_opened_retransmitted);
+  json->Field("tcp_opened_out_of_order", node.tcp_opened_out_of_order);
+  json->Field("tcp_opened_retransmit_timeout_us", node.tcp_opened_retransmit_timeout_us);
   json->Field("major_faults", node.major_faults);
   json->Key("disk");
   json->BeginObject();

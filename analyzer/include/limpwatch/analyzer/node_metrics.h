@@ -67,10 +67,12 @@ struct NodeSample {
   uint64_t process_cpu_ns = 0;
   uint64_t run_delay_ns = 0;      // summed over the process's threads
   uint64_t cpu_throttled_ns = 0;  // by a CPU quota, counted by the sampler since its first read
-  uint64_t tcp_retransmitted = 0;  // by the process's TCP connections, since the sampler's first read
+  // By the TCP connections the process serves, since the sampler's first read.
+  uint64_t tcp_retransmitted = 0;
   uint64_t tcp_out_of_order = 0;
   uint64_t tcp_retransmit_timeout_us = 0;  // each retransmission weighted by its connection's timeout
-  uint64_t tcp_round_trip_us = 0;          // median smoothed RTT of the connections active since the last read
+  uint64_t tcp_round_trip_us = 0;  // median smoothed RTT of the served connections active since the last read
+  TcpLossTotals tcp_opened;  // by the connections it opened to other services
   uint64_t major_faults = 0;               // page faults that read from storage, since the process started
   bool disk_found = false;  // the device's diskstats line was read
   DiskCounters disk;

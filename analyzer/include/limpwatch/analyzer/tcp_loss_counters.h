@@ -19,13 +19,25 @@
 // the kernel counts that time per connection (tcpi_total_rto_time); it is
 // what a server losing the acknowledgements sent to it shows.
 //
+// Only the connections the server serves are its own evidence. On a
+// connection it opened to another service (a peer server, a metadata
+// service), a lost segment is as likely the far end's receive path as this
+// server's send path: on OrangeFS, while packets into one server were
+// dropped, another server retransmitted its requests to it and was named
+// for the loss. A connection is served when its local port is one this
+// process listens on; the others are opened. A fault on this server's own
+// path shows on the connections it serves, which carry its replies, so
+// nothing of its own is lost by leaving the opened ones out; their counts
+// are kept apart (opened()) for whoever compares what each server saw of
+// the others.
+//
 // The counters are per socket and vanish with it, so each Update() walks
 // /proc/self/fd, reads every TCP socket and adds what each counted since the
 // previous walk (all of it for a socket new since then). A connection opened
 // and closed between two walks is missed.
 //
 // The same walk gives the round trip: the median of the kernel's smoothed
-// RTT over the connections that moved bytes since the previous walk. A slow
+// RTT over the served connections that moved bytes since the previous walk. A slow
 // link in front of one server raises it on all of that server's
 // connections; a healthy server's idle connections (whose estimate an
 // occasional delayed acknowledgement inflates) do not count, and the median
@@ -47,6 +59,18 @@ struct TcpSocketCounts {
   uint64_t timeout_stall_ms = 0;  // tcpi_total_rto_time: time in timeout recovery (0 before Linux 6.7)
   uint64_t round_trip_us = 0;  // tcpi_rtt: the smoothed round-trip time
   uint64_t bytes_moved = 0;    // tcpi_bytes_acked + tcpi_bytes_received
+  bool listening = false;      // tcpi_state is TCP_LISTEN
+};
+
+// What the connections of one kind lost, since the first Update().
+struct TcpLossTotals {
+  uint64_t retransmitted = 0;  // less the retransmissions reported as duplicates
+  uint64_t out_of_order = 0;
+  // Each retransmission weighted by its connection's retransmission timeout
+  // when it was counted (how long the connection would have stalled had
+  // every one waited for its timer; fast retransmits wait less), or the time
+  // its connections measurably stalled in timeout recovery, when longer.
+  uint64_t retransmit_timeout_us = 0;
 };
 
 class TcpLossCounters {
@@ -58,32 +82,40 @@ class TcpLossCounters {
   // directory cannot be read (the totals stay as they were).
   bool Update();
 
-  // Totals since the first Update(), never decreasing. retransmitted()
-  // leaves out the retransmissions the receivers reported as duplicates.
-  uint64_t retransmitted() const { return totals_.retransmitted; }
-  uint64_t out_of_order() const { return totals_.out_of_order; }
-  // Each retransmission weighted by its connection's retransmission timeout
-  // when it was counted (how long the connection would have stalled had
-  // every one waited for its timer; fast retransmits wait less), or the time
-  // its connections measurably stalled in timeout recovery, when longer.
-  uint64_t retransmit_timeout_us() const { return retransmit_timeout_us_; }
-  // The median smoothed RTT of the connections that moved bytes between the
-  // last two Update()s (a new one: since it opened); 0 when none did.
+  // Totals since the first Update(), never decreasing: the served
+  // connections' (this server's own evidence) and the opened ones'.
+  const TcpLossTotals& served() const { return served_; }
+  const TcpLossTotals& opened() const { return opened_; }
+  uint64_t retransmitted() const { return served_.retransmitted; }
+  uint64_t out_of_order() const { return served_.out_of_order; }
+  uint64_t retransmit_timeout_us() const { return served_.retransmit_timeout_us; }
+  // The median smoothed RTT of the served connections that moved bytes
+  // between the last two Update()s (a new one: since it opened); 0 when
+  // none did.
   uint64_t round_trip_us() const { return round_trip_us_; }
-  // TCP sockets seen by the last Update().
-  size_t sockets() const { return last_.size(); }
+  // TCP sockets seen by the last Update(), listening ones included, and of
+  // them the served and the opened connections.
+  size_t sockets() const { return sockets_; }
+  size_t served_connections() const { return served_connections_; }
+  size_t opened_connections() const { return last_.size() - served_connections_; }
 
  private:
   struct Connection {
     TcpSocketCounts counts;
     uint64_t lost_counted = 0;  // retransmissions counted as lost so far
+    bool served = false;        // decided when first seen: a local port never changes
   };
   std::string proc_root_;
-  std::unordered_map<uint64_t, Connection> last_;  // by socket inode
-  TcpSocketCounts totals_;
-  uint64_t retransmit_timeout_us_ = 0;
+  std::unordered_map<uint64_t, Connection> last_;  // connections (not listeners), by socket inode
+  TcpLossTotals served_;
+  TcpLossTotals opened_;
   uint64_t round_trip_us_ = 0;
+  size_t sockets_ = 0;
+  size_t served_connections_ = 0;
 };
+
+// The local port of a socket, 0 when it has none or is not IPv4 / IPv6.
+uint16_t LocalPort(int fd);
 
 // The counts of one descriptor, when it is a TCP socket.
 bool ReadTcpSocketCounts(int fd, TcpSocketCounts* counts);

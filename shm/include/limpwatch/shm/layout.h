@@ -65,7 +65,7 @@ namespace limpwatch::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x544e454d47455357ull;  // "WSEGMENT" little-endian
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 7;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
+inline constexpr uint16_t kVersionMinor = 8;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
                                               // 2: IoBlock socket_reads + untimed_calls, NodeMetricsRecord disk_*
                                               // 3: ProcessCounters selections_applied, selection_errors,
                                               //    functions_unselected
@@ -74,6 +74,8 @@ inline constexpr uint16_t kVersionMinor = 7;  // 1: SampleTableHeader node_sampl
                                               //    tcp_retransmit_timeout_us
                                               // 6: NodeMetricsRecord tcp_round_trip_us
                                               // 7: NodeMetricsRecord major_faults
+                                              // 8: NodeMetricsRecord tcp_opened_*; tcp_* count
+                                              //    only the connections the process serves
 inline constexpr uint16_t kEndianMark = 0x0102;
 inline constexpr uint32_t kHeaderSize = 4096;
 
@@ -281,7 +283,10 @@ struct RetiredTotalsHeader {
 // tcp_round_trip_us the median smoothed round-trip time of the connections
 // that moved bytes since the previous sample (0: none did), a gauge
 // (analyzer/tcp_loss_counters.h), major_faults the page faults of this
-// process that had to read from storage (/proc/self/stat majflt).
+// process that had to read from storage (/proc/self/stat majflt). Since 1.8
+// the tcp_* fields count the connections this process serves (accepted on a
+// port it listens on) and tcp_opened_* the ones it opened to other services,
+// whose losses may be the far end's.
 struct NodeMetricsRecord {
   std::atomic<uint64_t> sequence;
   std::atomic<uint64_t> timestamp_ns;  // CLOCK_REALTIME of the sample
@@ -312,7 +317,10 @@ struct NodeMetricsRecord {
   std::atomic<uint64_t> tcp_retransmit_timeout_us;  // since 1.5
   std::atomic<uint64_t> tcp_round_trip_us;          // since 1.6
   std::atomic<uint64_t> major_faults;               // since 1.7
-  std::atomic<uint64_t> reserved[36];
+  std::atomic<uint64_t> tcp_opened_retransmitted;   // since 1.8
+  std::atomic<uint64_t> tcp_opened_out_of_order;    // since 1.8
+  std::atomic<uint64_t> tcp_opened_retransmit_timeout_us;  // since 1.8
+  std::atomic<uint64_t> reserved[33];
 };
 
 // NodeMetricsRecord::disk_state. Only kDevice has disk_* counters.

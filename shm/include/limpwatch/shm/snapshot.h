@@ -120,6 +120,11 @@ struct NodeMetricsValues {
   uint64_t tcp_out_of_order = 0;   // 0 in segments before 1.5
   uint64_t tcp_retransmit_timeout_us = 0;
   uint64_t tcp_round_trip_us = 0;  // a gauge; 0 in segments before 1.6
+  // On the connections the process opened; 0 in segments before 1.8, whose
+  // tcp_* fields above counted every connection.
+  uint64_t tcp_opened_retransmitted = 0;
+  uint64_t tcp_opened_out_of_order = 0;
+  uint64_t tcp_opened_retransmit_timeout_us = 0;
   uint64_t disk_reads_completed = 0;
   uint64_t disk_writes_completed = 0;
   uint64_t disk_sectors_read = 0;

@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "limpwatch/analyzer/cluster_replay.h"
 #include "limpwatch/analyzer/trace_file.h"
@@ -253,6 +255,98 @@ TEST(AnalyzerEndToEndTest, APeerPortHeldByAnotherProcessIsReportedAndTheServerRu
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("no peers configured"), std::string::npos) << text;
+}
+
+// The log says, once the analyzer runs, what it compares and with whom; a
+// quiet server does not.
+TEST(AnalyzerEndToEndTest, TheAnalyzersStartLineSaysWhatItComparesAndWithWhom) {
+  for (bool quiet : {false, true}) {
+    std::string name = UniqueSegmentName(quiet ? "e2e-quiet" : "e2e-start");
+    SegmentCleanup cleanup(name);
+    std::string log = "/tmp/" + name + ".log";
+    int port = 20000 + ((getpid() + 2 * kServers + (quiet ? 2 : 0)) % 20000);
+    std::string peers =
+        name + "=127.0.0.1:" + std::to_string(port) + ",quiet-peer=127.0.0.1:" + std::to_string(port + 1);
+    std::vector<std::string> environment = {"LIMPWATCH_NAME=" + name, "LIMPWATCH_ANALYZE=1",
+                                            "LIMPWATCH_PEERS=" + peers, "LIMPWATCH_LOG=" + log};
+    if (quiet) environment.push_back("LIMPWATCH_QUIET=1");
+    ProgramRun run = RunProgram(TestProgram("peer_server"), {"3"}, environment);
+    std::vector<std::string> lines = ReadLines(log);
+    std::remove(log.c_str());
+    EXPECT_EQ(run.exit_status, 0);
+    std::string start;
+    for (const std::string& line : lines) {
+      if (line.find("analyzer: '" + name + "' started: ") != std::string::npos) start = line;
+    }
+    if (quiet) {
+      EXPECT_EQ(start, "");
+      continue;
+    }
+    EXPECT_NE(start.find("rule calibrated (at most 1 false alarm per 100 server-days), tick 1000 ms, windows of 4 "
+                         "ticks; thresholds: none, untrained defaults; manifest: none; selection: every "
+                         "instrumented function; CPU sampling: "),
+              std::string::npos)
+        << start;
+    EXPECT_NE(start.find("; peers: 1 (quiet-peer) over "), std::string::npos) << start;
+    EXPECT_NE(start.find("; recording: off; alarms file: none"), std::string::npos) << start;
+  }
+}
+
+std::string CliOutput(const std::string& arguments) {
+  std::string output;
+  FILE* pipe = popen((std::string(LIMPWATCH_CLI_PATH) + " " + arguments + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return output;
+  char buffer[4096];
+  size_t got = 0;
+  while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, got);
+  pclose(pipe);
+  return output;
+}
+
+// `dump` and `list` show whether a server's analyzer hears its peers: one
+// that runs and one that never started.
+TEST(AnalyzerEndToEndTest, DumpAndListShowWhatEachServerHearsFromItsPeers) {
+  std::string heard = UniqueSegmentName("e2e-hears"), speaker = UniqueSegmentName("e2e-speaks");
+  SegmentCleanup heard_cleanup(heard), speaker_cleanup(speaker);
+  int port = 20000 + ((getpid() + 3 * kServers) % 20000);
+  std::string peers = heard + "=127.0.0.1:" + std::to_string(port) + "," + speaker + "=127.0.0.1:" +
+                      std::to_string(port + 1) + ",absent=127.0.0.1:" + std::to_string(port + 2);
+  std::vector<pid_t> pids;
+  for (const std::string& name : {heard, speaker}) {
+    int out = -1;
+    pids.push_back(StartProgram(TestProgram("peer_server"), {"8"},
+                                {"LIMPWATCH_NAME=" + name, "LIMPWATCH_ANALYZE=1", "LIMPWATCH_PEERS=" + peers,
+                                 "LIMPWATCH_QUIET=1"},
+                                &out));
+    close(out);
+  }
+  usleep(4'500'000);
+  std::string dump = CliOutput("dump " + heard);
+  std::string list = CliOutput("list");
+  for (pid_t pid : pids) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+  size_t section = dump.find("PEERS (what this server's analyzer hears from them)\n");
+  ASSERT_NE(section, std::string::npos) << dump;
+  std::string peer_section = dump.substr(section);
+  EXPECT_NE(peer_section.find("2 configured; datagrams received "), std::string::npos) << peer_section;
+  EXPECT_EQ(peer_section.find("datagrams received 0,"), std::string::npos) << peer_section;
+  std::string speaker_row, absent_row;
+  std::istringstream rows(peer_section);
+  for (std::string row; std::getline(rows, row);) {
+    if (row.rfind(speaker + " ", 0) == 0) speaker_row = row;
+    if (row.rfind("absent ", 0) == 0) absent_row = row;
+  }
+  EXPECT_EQ(speaker_row.find("never"), std::string::npos) << peer_section;
+  EXPECT_FALSE(speaker_row.empty()) << peer_section;
+  EXPECT_NE(absent_row.find("never"), std::string::npos) << peer_section;
+  std::string listed;
+  std::istringstream lines(list);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(shm::SegmentObjectName(heard, pids[0])) != std::string::npos) listed = line;
+  }
+  EXPECT_NE(listed.find(" 1/2 "), std::string::npos) << list;
 }
 
 // A server whose shutdown lingers in its own destructors: the analyzer

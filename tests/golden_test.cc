@@ -8,7 +8,10 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include <fstream>
+#include <iterator>
 #include <sstream>
+#include <string>
 
 #include "limpwatch/shm/name_hash.h"
 #include "support/traced_run.h"
@@ -300,6 +303,57 @@ TEST(GoldenTest, SegmentIsPrivateToItsOwnerAndRemovedAtExit) {
   ProgramRun run = RunProgram(TestProgram("calltree"), {"tree"}, {"LIMPWATCH_NAME=" + clean_name});
   ASSERT_EQ(run.exit_status, 0);
   EXPECT_NE(stat(("/dev/shm/" + shm::SegmentObjectName(clean_name, run.pid)).c_str(), &status), 0);
+}
+
+// A restarted server removes the segment its killed predecessor (same
+// name) left; an exited segment kept on purpose, and another server's
+// stale one, stay.
+TEST(GoldenTest, AStartingProcessRemovesItsDeadPredecessorsSegments) {
+  std::string name = UniqueSegmentName("golden-successor");
+  std::string other = UniqueSegmentName("golden-other");
+  SegmentCleanup cleanup(name), other_cleanup(other);
+  auto start_and_kill = [](const std::string& segment_name) {
+    int out = -1;
+    pid_t pid = StartProgram(TestProgram("calltree"), {"hang"}, {"LIMPWATCH_NAME=" + segment_name}, &out);
+    EXPECT_EQ(ReadLine(out), "ready");
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    close(out);
+    return pid;
+  };
+  ProgramRun kept = RunProgram(TestProgram("calltree"), {"tree"}, {"LIMPWATCH_NAME=" + name, "LIMPWATCH_KEEP=1"});
+  ASSERT_EQ(kept.exit_status, 0);
+  pid_t killed = start_and_kill(name);
+  pid_t other_killed = start_and_kill(other);
+  auto exists = [](const std::string& segment_name, pid_t pid) {
+    struct stat status {};
+    return stat(("/dev/shm/" + shm::SegmentObjectName(segment_name, pid)).c_str(), &status) == 0;
+  };
+  ASSERT_TRUE(exists(name, killed) && exists(other, other_killed) && exists(name, kept.pid));
+
+  std::string log = "/tmp/" + name + ".log";
+  int out = -1;
+  pid_t successor =
+      StartProgram(TestProgram("calltree"), {"hang"}, {"LIMPWATCH_NAME=" + name, "LIMPWATCH_LOG=" + log}, &out);
+  ASSERT_EQ(ReadLine(out), "ready");
+  std::string logged;
+  for (int wait = 0; wait < 100 && logged.find("predecessor") == std::string::npos; ++wait) {
+    usleep(50'000);
+    std::ifstream file(log);
+    logged.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+  }
+  bool predecessor_gone = !exists(name, killed);
+  bool others_kept = exists(other, other_killed) && exists(name, kept.pid) && exists(name, successor);
+  kill(successor, SIGTERM);
+  waitpid(successor, nullptr, 0);
+  close(out);
+  unlink(log.c_str());
+  EXPECT_TRUE(predecessor_gone);
+  EXPECT_TRUE(others_kept);
+  EXPECT_NE(logged.find("removed the segments of 1 dead predecessor named '" + name + "' (pid " +
+                        std::to_string(killed) + ")"),
+            std::string::npos)
+      << logged;
 }
 
 TEST(GoldenTest, BadConfigurationIsReportedAndTheProgramRuns) {

@@ -13,6 +13,7 @@
 
 #include "limpwatch/analyzer/inherited_descriptors.h"
 #include "limpwatch/analyzer/peer_transport.h"
+#include "limpwatch/analyzer/transport_exchange.h"
 #include "peer/loopback.h"
 #include "peer/summary_builder.h"
 #include "peer/temp_dir.h"
@@ -425,6 +426,40 @@ TEST_P(PeerTransportTest, PeerTableTracksSilenceAndRestarts) {
   EXPECT_EQ(table.SilentWindows(1, now + 10 * kSecond, kSecond),
             static_cast<uint64_t>(10 + table.SilentNs(1, now) / kSecond));
   EXPECT_EQ(table.SilentWindows(0, heard.last_accept_monotonic_ns + 5 * kSecond + kSecond / 2, kSecond), 5u);
+}
+
+// A server that hears no peer says so once, and once more when it hears one
+// again; the start line names its peers.
+TEST_P(PeerTransportTest, AnExchangeThatHearsNoPeerSaysSoOnce) {
+  auto a = Open(), b = Open();
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(ConnectAll({a.get(), b.get()}));
+  PeerTransport* sender = b.get();
+  const std::string own_address = a->local_address().ToString();
+  const std::string path = IoPathName(a->io_path());
+  std::vector<std::string> lines;
+  auto exchange = MakeTransportExchange(
+      std::move(a), [&](const std::string& line) { lines.push_back(line); }, std::chrono::milliseconds(200));
+  EXPECT_EQ(exchange->Describe(),
+            "1 (" + sender->local_address().ToString() + ") over " + path + " on " + own_address + ", no key");
+  EXPECT_TRUE(exchange->Receive().empty());
+  EXPECT_TRUE(lines.empty()) << "too early: " << lines.front();
+  usleep(300'000);
+  EXPECT_TRUE(exchange->Receive().empty());
+  EXPECT_TRUE(exchange->Receive().empty());
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("analyzer: no summary accepted from any of the 1 peers for 0."), std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("(datagrams received 0, rejected 0)"), std::string::npos) << lines[0];
+  sender->Send(SummaryOf("b", 1));
+  std::vector<PeerSummary> heard;
+  for (int attempt = 0; attempt < 100 && heard.empty(); ++attempt) {
+    usleep(10'000);
+    heard = exchange->Receive();
+  }
+  ASSERT_EQ(heard.size(), 1u);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1], "analyzer: summaries from the peers arrive again");
 }
 
 // Closing waits for the armed receive to be cancelled, not for a datagram

@@ -11,6 +11,7 @@
 
 #include "file_appender.h"
 #include "limpwatch/analyzer/alarm.h"
+#include "limpwatch/analyzer/start_line.h"
 
 namespace limpwatch::analyzer {
 namespace {
@@ -41,11 +42,14 @@ AnalyzerSetup AnalyzerSetupFromEnvironment(const std::string& node, std::functio
   std::vector<std::string> problems;
   setup.config = ReadAnalyzerConfigFromEnvironment(&problems);
   if (const char* path = Get("LIMPWATCH_THRESHOLDS")) {
-    if (!setup.thresholds.Load(path, &problems)) {
+    if (setup.thresholds.Load(path, &problems)) {
+      setup.thresholds_path = path;
+    } else {
       problems.push_back(std::string("LIMPWATCH_THRESHOLDS='") + path + "' cannot be read; using default thresholds");
     }
   }
   if (const char* paths = Get("LIMPWATCH_MANIFEST")) {
+    setup.manifest_paths = paths;
     for (const std::string& path : SplitList(paths)) {
       if (!setup.manifest.Load(path, &problems)) {
         problems.push_back("LIMPWATCH_MANIFEST: '" + path + "' cannot be read");
@@ -54,6 +58,11 @@ AnalyzerSetup AnalyzerSetupFromEnvironment(const std::string& node, std::functio
   }
   if (const char* record = Get("LIMPWATCH_RECORD")) setup.record_path = ExpandRecordPath(record, node, getpid());
   if (const char* alarms = Get("LIMPWATCH_ALARMS")) setup.alarms_path = ExpandRecordPath(alarms, node, getpid());
+  // The runtime reports a malformed value of this flag; here it only decides the start line.
+  if (const char* quiet = Get("LIMPWATCH_QUIET")) {
+    std::string value = quiet;
+    setup.announce = value != "1" && value != "yes" && value != "true";
+  }
   std::random_device entropy;
   setup.boot_id = (uint64_t(entropy()) << 32) ^ entropy() ^ uint64_t(getpid());
   for (const std::string& problem : problems) setup.log("analyzer: " + problem);
@@ -115,6 +124,7 @@ void AnalyzerLoop::TickOrThrow(const shm::SegmentView& segment, const std::strin
   shm::TakeSnapshot(segment, object_name, &snapshot);
   names_.Add(CollectFunctionNames(snapshot));
   if (!previous_) {
+    if (setup_.announce) setup_.log(AnalyzerStartLine(setup_, segment, snapshot));
     previous_ = std::move(snapshot);
     return;  // the first snapshot only starts the first interval
   }
@@ -129,6 +139,7 @@ void AnalyzerLoop::TickOrThrow(const shm::SegmentView& segment, const std::strin
     recording_->Append(TraceRecordType::kTick, EncodeTickRecord(tick));
   }
 
+  if (setup_.exchange && publish_alarms) setup_.exchange->PublishStatus(segment);
   for (const PeerSummary& produced : pipeline_.AddTick(tick)) {
     PeerSummary summary = setup_.exchange ? setup_.exchange->AsReceived(produced) : produced;
     if (setup_.exchange) setup_.exchange->Send(produced);

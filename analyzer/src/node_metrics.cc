@@ -12,9 +12,11 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <iterator>
 #include <optional>
 
 #include "limpwatch/shm/segment.h"
+#include "limpwatch/shm/snapshot.h"
 
 namespace limpwatch::analyzer {
 namespace {
@@ -119,16 +121,6 @@ uint64_t HeapBytes(const std::string& proc_root) {
     if (field == 5 && !ParseNumber(value, &data_pages)) return 0;
   }
   return data_pages * uint64_t(sysconf(_SC_PAGESIZE));
-}
-
-void StoreName(const std::string& name, std::atomic<uint64_t> (&words)[4]) {
-  char bytes[sizeof words] = {};
-  std::memcpy(bytes, name.data(), std::min(name.size(), sizeof bytes - 1));
-  for (size_t word = 0; word < 4; ++word) {
-    uint64_t value = 0;
-    for (size_t byte = 0; byte < 8; ++byte) value |= uint64_t(static_cast<uint8_t>(bytes[word * 8 + byte])) << (8 * byte);
-    words[word].store(value, std::memory_order_relaxed);
-  }
 }
 
 }  // namespace
@@ -260,7 +252,7 @@ void PublishNodeSample(const NodeSample& sample, const StorageDevice& device, sh
   record->disk_state.store(static_cast<uint32_t>(state), std::memory_order_relaxed);
   record->disk_major.store(device.major, std::memory_order_relaxed);
   record->disk_minor.store(device.minor, std::memory_order_relaxed);
-  StoreName(device.name, record->disk_name);
+  shm::StoreNameWords(device.name, record->disk_name, std::size(record->disk_name));
   record->sequence.store(sequence + 2, std::memory_order_release);
 }
 

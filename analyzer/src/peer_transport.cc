@@ -37,6 +37,8 @@ class PeerTransport::Impl {
         replay_(options_.max_tracked_senders),
         table_({}, MonotonicNowNs()) {}
 
+  bool keyed() const { return options_.key.has_value(); }
+
   bool SetPeers(std::vector<PeerEndpoint> peers, std::string* error) {
     std::vector<DatagramDestination> destinations;
     destinations.reserve(peers.size());
@@ -249,5 +251,6 @@ std::string PeerTransport::last_rejection() const { return impl_->last_rejection
 IoPath PeerTransport::io_path() const { return impl_->channel().path(); }
 const std::string& PeerTransport::fallback_reason() const { return impl_->fallback_reason(); }
 PeerAddress PeerTransport::local_address() const { return impl_->channel().local_address(); }
+bool PeerTransport::authenticated() const { return impl_->keyed(); }
 
 }  // namespace limpwatch::analyzer

@@ -1,14 +1,39 @@
 #include "limpwatch/analyzer/transport_exchange.h"
 
 #include <chrono>
+#include <cstdint>
+
+#include "limpwatch/analyzer/peer_status.h"
 
 namespace limpwatch::analyzer {
 namespace {
 
+constexpr size_t kPeersNamed = 8;  // in the start line; the others are counted
+
+std::string SecondsText(int64_t nanoseconds) {
+  int64_t tenths = nanoseconds / 100'000'000;
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10);
+}
+
 class TransportExchange : public SummaryExchange {
  public:
-  TransportExchange(std::unique_ptr<PeerTransport> transport, std::function<void(const std::string&)> log)
-      : transport_(std::move(transport)), log_(std::move(log)) {}
+  TransportExchange(std::unique_ptr<PeerTransport> transport, std::function<void(const std::string&)> log,
+                    std::chrono::nanoseconds no_peer_heard)
+      : transport_(std::move(transport)),
+        log_(std::move(log)),
+        no_peer_heard_ns_(no_peer_heard.count()),
+        last_heard_ns_(MonotonicNowNs()) {}
+
+  std::string Describe() const override {
+    const auto& peers = transport_->peer_table().entries();
+    std::string names;
+    for (size_t index = 0; index < peers.size() && index < kPeersNamed; ++index) {
+      names += (index == 0 ? "" : ", ") + peers[index].endpoint.name;
+    }
+    if (peers.size() > kPeersNamed) names += ", and " + std::to_string(peers.size() - kPeersNamed) + " more";
+    return std::to_string(peers.size()) + " (" + names + ") over " + IoPathName(transport_->io_path()) + " on " +
+           transport_->local_address().ToString() + (transport_->authenticated() ? ", authenticated" : ", no key");
+  }
 
   void Send(const PeerSummary& summary) override {
     SendReport report = transport_->Send(summary);
@@ -23,6 +48,7 @@ class TransportExchange : public SummaryExchange {
     for (ReceivedSummary& received : transport_->Poll(std::chrono::nanoseconds(0))) {
       summaries.push_back(std::move(received.summary));
     }
+    ReportSilence(!summaries.empty());
     std::string rejection = transport_->last_rejection();
     if (!rejection.empty() && rejection != last_logged_rejection_) {
       log_("analyzer: peer datagram rejected: " + rejection);
@@ -33,10 +59,36 @@ class TransportExchange : public SummaryExchange {
 
   PeerSummary AsReceived(const PeerSummary& summary) const override { return WireRoundTrip(summary); }
 
+  void PublishStatus(const shm::SegmentView& segment) override {
+    PublishPeerStatus(segment, transport_->peer_table(), transport_->counters(), RealtimeNowMs());
+  }
+
  private:
+  // "Nothing heard" once, after a minute of it; "heard again" once after that.
+  void ReportSilence(bool heard) {
+    int64_t now = MonotonicNowNs();
+    if (heard) {
+      if (reported_silence_) log_("analyzer: summaries from the peers arrive again");
+      reported_silence_ = false;
+      last_heard_ns_ = now;
+      return;
+    }
+    if (reported_silence_ || now - last_heard_ns_ < no_peer_heard_ns_) return;
+    reported_silence_ = true;
+    PeerCounters counters = transport_->counters();
+    log_("analyzer: no summary accepted from any of the " + std::to_string(transport_->peer_table().entries().size()) +
+         " peers for " + SecondsText(now - last_heard_ns_) + " s (datagrams received " +
+         std::to_string(counters.received) + ", rejected " + std::to_string(counters.TotalRejected()) +
+         "); this server compares itself with nobody: check that the peers run with LIMPWATCH_ANALYZE=1, the "
+         "peer list, the firewall and the key");
+  }
+
   std::unique_ptr<PeerTransport> transport_;
   std::function<void(const std::string&)> log_;
   std::string last_logged_rejection_;
+  int64_t no_peer_heard_ns_;
+  int64_t last_heard_ns_;
+  bool reported_silence_ = false;
 };
 
 }  // namespace
@@ -49,8 +101,9 @@ PeerSummary WireRoundTrip(const PeerSummary& summary) {
 }
 
 std::unique_ptr<SummaryExchange> MakeTransportExchange(std::unique_ptr<PeerTransport> transport,
-                                                       std::function<void(const std::string&)> log) {
-  return std::make_unique<TransportExchange>(std::move(transport), std::move(log));
+                                                       std::function<void(const std::string&)> log,
+                                                       std::chrono::nanoseconds no_peer_heard) {
+  return std::make_unique<TransportExchange>(std::move(transport), std::move(log), no_peer_heard);
 }
 
 }  // namespace limpwatch::analyzer

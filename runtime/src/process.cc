@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "clock.h"
+#include "predecessors.h"
 #include "service_tasks.h"
 #include "shadow_stack.h"
 #include "symbolizer.h"
@@ -282,6 +283,7 @@ void InitializeLocked() {
   }
   if (!g_process_hooks_installed) {
     RegisterServiceTask("clock", RefineClock, kClockRefinementPeriodMs);
+    RemoveDeadPredecessorsSoon(g_config->name);
     pthread_key_create(&g_thread_exit_key, OnThreadExit);
     pthread_atfork(BeforeFork, AfterForkInParent, AfterForkInChild);
     g_process_hooks_installed = true;

@@ -111,6 +111,14 @@ std::vector<SegmentListing> ListSegments() {
   return listings;
 }
 
+bool StillRemovable(const SegmentListing& listing, bool include_exited) {
+  std::string error;
+  std::unique_ptr<SegmentReader> reader = SegmentReader::Open(listing.object_name, &error);
+  if (!reader) return !listing.error.empty() && !OwnerAlive(listing.parts.pid, 0);
+  Liveness liveness = SegmentLiveness(reader->header());
+  return liveness == Liveness::kStale || (include_exited && liveness == Liveness::kExited);
+}
+
 std::optional<std::string> ResolveSegment(std::string_view what, std::string* error) {
   std::string wanted(what);
   if (ParseSegmentObjectName(wanted)) return wanted;

@@ -3,6 +3,7 @@
 #include <time.h>
 #include <x86intrin.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -55,6 +56,40 @@ void ReadSymbols(const SegmentView& view, uint32_t count, std::vector<FunctionRe
   }
 }
 
+void CopyPeerStatus(const PeerStatusBlock& block, PeerStatusValues* out) {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    uint64_t before = block.sequence.load(std::memory_order_acquire);
+    if (before == 0) return;  // never written
+    if (before & 1) continue;
+    PeerStatusValues values;
+    values.valid = true;
+    values.updated_unix_ms = block.updated_unix_ms.load(std::memory_order_relaxed);
+    values.peers_configured = block.peers_configured.load(std::memory_order_relaxed);
+    values.datagrams_received = block.datagrams_received.load(std::memory_order_relaxed);
+    values.datagrams_accepted = block.datagrams_accepted.load(std::memory_order_relaxed);
+    values.datagrams_rejected = block.datagrams_rejected.load(std::memory_order_relaxed);
+    values.summaries_sent = block.summaries_sent.load(std::memory_order_relaxed);
+    values.send_errors = block.send_errors.load(std::memory_order_relaxed);
+    uint32_t listed = std::min(block.peers_listed.load(std::memory_order_relaxed), kPeerStatusEntries);
+    for (uint32_t index = 0; index < listed; ++index) {
+      const PeerStatusEntry& entry = block.entries[index];
+      PeerStatusRow row;
+      row.name = LoadNameWords(entry.name, std::size(entry.name));
+      row.heard = entry.heard.load(std::memory_order_relaxed) != 0;
+      row.last_heard_unix_ms = entry.last_heard_unix_ms.load(std::memory_order_relaxed);
+      row.accepted = entry.accepted.load(std::memory_order_relaxed);
+      row.lag_ms = entry.lag_ms.load(std::memory_order_relaxed);
+      row.restarts = entry.restarts.load(std::memory_order_relaxed);
+      values.peers.push_back(std::move(row));
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (block.sequence.load(std::memory_order_relaxed) == before) {
+      *out = std::move(values);
+      return;
+    }
+  }
+}
+
 void ReadNodeMetrics(const NodeMetricsRecord& record, NodeMetricsValues* out) {
   for (int attempt = 0; attempt < 16; ++attempt) {
     uint64_t before = record.sequence.load(std::memory_order_acquire);
@@ -90,12 +125,7 @@ void ReadNodeMetrics(const NodeMetricsRecord& record, NodeMetricsValues* out) {
     values.disk_state = static_cast<DiskState>(record.disk_state.load(std::memory_order_relaxed));
     values.disk_major = record.disk_major.load(std::memory_order_relaxed);
     values.disk_minor = record.disk_minor.load(std::memory_order_relaxed);
-    char name[sizeof record.disk_name + 1] = {};
-    for (size_t word = 0; word < std::size(record.disk_name); ++word) {
-      uint64_t bytes = record.disk_name[word].load(std::memory_order_relaxed);
-      for (size_t byte = 0; byte < 8; ++byte) name[word * 8 + byte] = static_cast<char>(bytes >> (8 * byte));
-    }
-    values.disk_name.assign(name, strnlen(name, sizeof name - 1));
+    values.disk_name = LoadNameWords(record.disk_name, std::size(record.disk_name));
     std::atomic_thread_fence(std::memory_order_acquire);
     if (record.sequence.load(std::memory_order_relaxed) == before) {
       *out = values;
@@ -273,6 +303,7 @@ void TakeSnapshot(const SegmentView& view, const std::string& object_name, Snaps
 
   ReadSamples(view, &out->samples);
   ReadNodeMetrics(*view.node_metrics(), &out->node_metrics);
+  CopyPeerStatus(*view.peer_status(), &out->peer_status);
 
   const ProcessCounters& counters = header.counters;
   out->functions_registered = counters.functions_registered.load(std::memory_order_relaxed);
@@ -284,6 +315,47 @@ void TakeSnapshot(const SegmentView& view, const std::string& object_name, Snaps
   out->calls_without_slot = counters.calls_without_slot.load(std::memory_order_relaxed);
   out->forks_followed = counters.forks_followed.load(std::memory_order_relaxed);
   out->service_heartbeat_ns = header.service_heartbeat_ns.load(std::memory_order_relaxed);
+}
+
+PeerStatusValues ReadPeerStatus(const SegmentView& view) {
+  PeerStatusValues values;
+  CopyPeerStatus(*view.peer_status(), &values);
+  return values;
+}
+
+void StoreNameWords(std::string_view name, std::atomic<uint64_t>* words, size_t word_count) {
+  for (size_t word = 0; word < word_count; ++word) {
+    uint64_t value = 0;
+    for (size_t byte = 0; byte < 8; ++byte) {
+      size_t at = word * 8 + byte;
+      // The last byte stays NUL: a full-length name is cut by one.
+      if (at < name.size() && at + 1 < word_count * 8) value |= uint64_t(static_cast<uint8_t>(name[at])) << (8 * byte);
+    }
+    words[word].store(value, std::memory_order_relaxed);
+  }
+}
+
+std::string LoadNameWords(const std::atomic<uint64_t>* words, size_t word_count) {
+  std::string name;
+  for (size_t word = 0; word < word_count; ++word) {
+    uint64_t bytes = words[word].load(std::memory_order_relaxed);
+    for (size_t byte = 0; byte < 8; ++byte) {
+      char character = static_cast<char>(bytes >> (8 * byte));
+      if (character == '\0') return name;
+      name += character;
+    }
+  }
+  return name;
+}
+
+const char* SampleSourceName(SampleSource source) {
+  switch (source) {
+    case SampleSource::kPerfCpuClock: return "perf cpu-clock";
+    case SampleSource::kPerfCycles: return "perf cycles";
+    case SampleSource::kSigprofTimer: return "SIGPROF timer";
+    case SampleSource::kOff: break;
+  }
+  return "off";
 }
 
 }  // namespace limpwatch::shm

@@ -8,6 +8,7 @@
 #include "args.h"
 #include "commands.h"
 #include "limpwatch/analyzer/analyzer_loop.h"
+#include "limpwatch/analyzer/peer_table.h"
 #include "limpwatch/analyzer/transport_exchange.h"
 #include "limpwatch/shm/segment.h"
 #include "output.h"
@@ -21,12 +22,6 @@ constexpr OptionSpec kAnalyzeOptions[] = {
     {"--ticks", "-n", true},
     {"--help", "-h", false},
 };
-
-uint64_t RealtimeMs() {
-  timespec now{};
-  clock_gettime(CLOCK_REALTIME, &now);
-  return uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1000000;
-}
 
 }  // namespace
 
@@ -66,7 +61,7 @@ int RunAnalyze(const std::vector<std::string>& args) {
   StopSignals stop;
   log("analyzing " + *object + " as " + node + " every " + std::to_string(loop.setup().config.tick_ms) + " ms");
   while (max_ticks == 0 || loop.ticks() < max_ticks) {
-    uint64_t now = RealtimeMs();
+    uint64_t now = analyzer::RealtimeNowMs();
     if (stop.Sleep(double(loop.NextTickUnixMs(now) - now) / 1000.0)) break;
     if (shm::SegmentLiveness(reader->header()) != shm::Liveness::kLive) {
       log("the owner of " + *object + " is no longer running");

@@ -35,17 +35,6 @@ std::string RemovalReason(const shm::SegmentListing& listing, bool include_exite
   return "";
 }
 
-// ListSegments ran a moment ago; the verdict is re-checked right before
-// unlinking so that a segment that came back to life meanwhile (a new owner
-// under the same name) survives.
-bool StillRemovable(const shm::SegmentListing& listing, bool include_exited) {
-  std::string error;
-  std::unique_ptr<shm::SegmentReader> reader = shm::SegmentReader::Open(listing.object_name, &error);
-  if (!reader) return !listing.error.empty() && !PidExists(listing.parts.pid);
-  shm::Liveness liveness = shm::SegmentLiveness(reader->header());
-  return liveness == shm::Liveness::kStale || (include_exited && liveness == shm::Liveness::kExited);
-}
-
 bool Matches(const shm::SegmentListing& listing, const std::vector<std::string>& names) {
   if (names.empty()) return true;
   for (const auto& name : names) {
@@ -81,7 +70,7 @@ int RunClean(const std::vector<std::string>& args) {
       ++removed;
       continue;
     }
-    if (!StillRemovable(listing, include_exited)) continue;
+    if (!shm::StillRemovable(listing, include_exited)) continue;
     if (!shm::RemoveSegmentObject(listing.object_name, &error)) {
       // One line per object that could not go; the others are still cleaned.
       status = Fail(kExitFailure, error);

@@ -1,4 +1,5 @@
 // `limpwatch list`: every segment object, valid or not, one line each.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -6,8 +7,10 @@
 #include "commands.h"
 #include "format.h"
 #include "json_writer.h"
+#include "limpwatch/analyzer/peer_table.h"
 #include "limpwatch/shm/segment.h"
 #include "output.h"
+#include "peer_view.h"
 #include "segment_state.h"
 #include "table.h"
 #include "usage.h"
@@ -24,7 +27,14 @@ struct ListedSegment {
   shm::SegmentListing listing;
   std::string state;
   uint64_t size = 0;
+  shm::PeerStatusValues peers;
 };
+
+shm::PeerStatusValues PeersOf(const std::string& object_name) {
+  std::string error;
+  std::unique_ptr<shm::SegmentReader> reader = shm::SegmentReader::Open(object_name, &error);
+  return reader ? shm::ReadPeerStatus(reader->view()) : shm::PeerStatusValues{};
+}
 
 std::vector<ListedSegment> Collect() {
   std::vector<ListedSegment> segments;
@@ -33,6 +43,7 @@ std::vector<ListedSegment> Collect() {
     if (listing.error.empty()) {
       segment.size = listing.size;
       segment.state = StateText(listing, ObjectPeek{});
+      if (listing.liveness == shm::Liveness::kLive) segment.peers = PeersOf(listing.object_name);
     } else {
       ObjectPeek peek = PeekObject(listing.object_name);
       segment.size = peek.size;
@@ -52,13 +63,15 @@ std::string RenderText(const std::vector<ListedSegment>& segments) {
                {"PROGRAM"},
                {"STATE"},
                {"SIZE", Align::kRight},
+               {"PEERS", Align::kRight},
                {"CREATED"}});
+  uint64_t now_ms = analyzer::RealtimeNowMs();
   for (const auto& segment : segments) {
     const shm::SegmentListing& listing = segment.listing;
     table.AddRow({listing.object_name, listing.parts.name.empty() ? "-" : listing.parts.name,
                   std::to_string(listing.parts.pid), listing.program.empty() ? "-" : listing.program, segment.state,
                   segment.size == 0 ? "-" : FormatBytes(segment.size),
-                  FormatLocalTime(listing.created_realtime_ns)});
+                  PeersHeardCell(segment.peers, now_ms, kRecentlyHeardMs), FormatLocalTime(listing.created_realtime_ns)});
   }
   return table.Render();
 }
@@ -82,6 +95,7 @@ std::string RenderJson(const std::vector<ListedSegment>& segments) {
     json.Field("size", segment.size);
     json.Field("created_ns", listing.created_realtime_ns);
     json.FieldOrNull("created", FormatIsoTime(listing.created_realtime_ns));
+    WritePeerStatusJson(&json, segment.peers);
     json.EndObject();
   }
   json.EndArray();

@@ -8,6 +8,7 @@
 #include "dump.h"
 #include "format.h"
 #include "io_view.h"
+#include "peer_view.h"
 #include "json_writer.h"
 #include "sample_profile.h"
 
@@ -138,6 +139,7 @@ std::string RenderDumpJson(const DumpData& dump) {
   WriteSampleProfileJson(&json, BuildSampleProfile(dump.snapshot));
   WriteIoJson(&json, dump.snapshot, SegmentLifetimeSeconds(dump));
   WriteNodeMetricsJson(&json, dump.snapshot.node_metrics);
+  WritePeerStatusJson(&json, dump.snapshot.peer_status);
   json.EndObject();
   return json.str();
 }

@@ -7,6 +7,7 @@
 #include "dump.h"
 #include "format.h"
 #include "io_view.h"
+#include "peer_view.h"
 #include "sample_profile.h"
 #include "table.h"
 
@@ -146,7 +147,8 @@ std::string RenderDumpText(const DumpData& dump) {
   const shm::Snapshot& s = dump.snapshot;
   return HeaderSection(dump) + "\n" + FunctionSection(s) + "\n" + ThreadSection(s) + "\n" + CountersSection(s) +
          "\nSAMPLES (CPU time per function, since the start)\n" + RenderSampleProfileText(BuildSampleProfile(s), 0) +
-         "\n" + RenderIoTotalsText(s, SegmentLifetimeSeconds(dump)) + "\n" + RenderNodeMetricsText(s.node_metrics);
+         "\n" + RenderIoTotalsText(s, SegmentLifetimeSeconds(dump)) + "\n" + RenderNodeMetricsText(s.node_metrics) +
+         "\n" + RenderPeerStatusText(s.peer_status, s.taken_realtime_ns / 1000000);
 }
 
 }  // namespace limpwatch::cli

@@ -88,14 +88,5 @@ SampleProfile BuildSampleProfile(const shm::Snapshot& before, const shm::Snapsho
   return profile;
 }
 
-const char* SampleSourceName(shm::SampleSource source) {
-  switch (source) {
-    case shm::SampleSource::kPerfCpuClock: return "perf cpu-clock";
-    case shm::SampleSource::kPerfCycles: return "perf cycles";
-    case shm::SampleSource::kSigprofTimer: return "SIGPROF timer";
-    case shm::SampleSource::kOff: break;
-  }
-  return "off";
-}
 
 }  // namespace limpwatch::cli

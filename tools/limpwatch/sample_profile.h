@@ -54,8 +54,7 @@ SampleProfile BuildSampleProfile(const shm::Snapshot& snapshot);
 // rows without samples in the interval are left out.
 SampleProfile BuildSampleProfile(const shm::Snapshot& before, const shm::Snapshot& after);
 
-// "perf cpu-clock", "perf cycles", "SIGPROF timer" or "off".
-const char* SampleSourceName(shm::SampleSource source);
+using shm::SampleSourceName;
 
 // Text: a summary line, caveat lines, then the process table and (if any)
 // the node table, each at most `limit` rows (0: all). Ends with '\n'.

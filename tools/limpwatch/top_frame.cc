@@ -6,6 +6,7 @@
 
 #include "format.h"
 #include "io_view.h"
+#include "peer_view.h"
 #include "table.h"
 
 namespace limpwatch::cli {
@@ -93,6 +94,9 @@ std::string RenderTopFrame(const shm::Snapshot& before, const shm::Snapshot& aft
          std::to_string(after.functions.size()) + " known  interval " + FormatFixed(seconds, 3) + " s  calls " +
          FormatFixed(double(interval.calls) / seconds, 1) + "/s\n";
   out += DiagnosticsLine(before, after, interval);
+  std::string peers = PeerStatusLine(before.peer_status, after.peer_status, after.taken_realtime_ns / 1000000,
+                                     kRecentlyHeardMs);
+  out += peers;
 
   std::vector<const analyzer::FunctionInterval*> rows;
   double all_self_ns = 0;
@@ -118,8 +122,9 @@ std::string RenderTopFrame(const shm::Snapshot& before, const shm::Snapshot& aft
   size_t shown = rows.size();
   if (options.limit != 0) shown = std::min(shown, options.limit);
   if (options.max_lines != 0) {
-    // Three header lines, the column titles, a possible "more" line and the I/O section.
-    size_t budget = options.max_lines > 5 + io_lines ? options.max_lines - 5 - io_lines : 1;
+    // Three header lines (four with peers), the column titles, a possible "more" line and the I/O section.
+    size_t fixed = 5 + io_lines + (peers.empty() ? 0 : 1);
+    size_t budget = options.max_lines > fixed ? options.max_lines - fixed : 1;
     shown = std::min(shown, budget);
   }
 

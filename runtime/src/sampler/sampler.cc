@@ -49,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "limpwatch/shm/snapshot.h"
 #include "process.h"
 #include "sampler/perf_events.h"
 #include "sampler/perf_record.h"
@@ -90,15 +91,7 @@ bool Quiet() { return CurrentConfig().quiet; }
 
 std::string ErrnoText(int error_number) { return std::strerror(error_number); }
 
-std::string SourceName(shm::SampleSource source) {
-  switch (source) {
-    case shm::SampleSource::kPerfCycles: return "perf cycles";
-    case shm::SampleSource::kPerfCpuClock: return "perf cpu-clock";
-    case shm::SampleSource::kSigprofTimer: return "SIGPROF timer";
-    case shm::SampleSource::kOff: break;
-  }
-  return "off";
-}
+std::string SourceName(shm::SampleSource source) { return shm::SampleSourceName(source); }
 
 std::string ParanoidLevel() {
   std::string level = "?";

@@ -40,18 +40,25 @@ class SummaryExchange {
   virtual std::vector<PeerSummary> Receive() = 0;
   // What a summary looks like after the trip (the wire's precision).
   virtual PeerSummary AsReceived(const PeerSummary& summary) const = 0;
+  // Whom it exchanges with, and how, for the analyzer's start line.
+  virtual std::string Describe() const { return "an exchange"; }
+  // Writes what it heard from the peers into this server's own segment.
+  virtual void PublishStatus(const shm::SegmentView&) {}
 };
 
 struct AnalyzerSetup {
   AnalyzerConfig config;
   std::string node;
   Thresholds thresholds;
+  std::string thresholds_path;  // where they were read from; empty: untrained defaults
   ResourceManifest manifest;
+  std::string manifest_paths;   // LIMPWATCH_MANIFEST as given
   std::string record_path;  // empty: no recording
   std::string alarms_path;  // empty: no JSON lines file
   std::function<void(const std::string&)> log;
   std::unique_ptr<SummaryExchange> exchange;  // null: this server alone (no peer comparison)
   uint64_t boot_id = 0;
+  bool announce = true;  // log the start line (LIMPWATCH_QUIET=1: not)
 };
 
 // Builds a setup from the LIMPWATCH_* environment (thresholds, manifests,

@@ -101,6 +101,7 @@ class PeerTransport {
   IoPath io_path() const;
   const std::string& fallback_reason() const;  // why not io_uring ("" when it is io_uring, or not wanted)
   PeerAddress local_address() const;
+  bool authenticated() const;  // datagrams are tagged and checked with a key
 
  private:
   class Impl;

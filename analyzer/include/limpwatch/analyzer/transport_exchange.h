@@ -3,6 +3,7 @@
 #ifndef LIMPWATCH_ANALYZER_TRANSPORT_EXCHANGE_H_
 #define LIMPWATCH_ANALYZER_TRANSPORT_EXCHANGE_H_
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -16,10 +17,17 @@ namespace limpwatch::analyzer {
 // summary the wire cannot carry is returned as it is.
 PeerSummary WireRoundTrip(const PeerSummary& summary);
 
-// Wraps a transport; rejected datagrams are logged (at most once per
-// rejection class and minute) through `log`.
+// How long a server may hear no peer at all before its log says so (once,
+// until one is heard again): long enough for a cluster to start, short
+// enough that an operator reading the log soon after start sees it.
+inline constexpr std::chrono::seconds kNoPeerHeardLogged{60};
+
+// Wraps a transport; rejected datagrams are logged (a changed rejection
+// line only) through `log`, and so is a stretch of `no_peer_heard` in which
+// no peer's summary was accepted.
 std::unique_ptr<SummaryExchange> MakeTransportExchange(std::unique_ptr<PeerTransport> transport,
-                                                       std::function<void(const std::string&)> log);
+                                                       std::function<void(const std::string&)> log,
+                                                       std::chrono::nanoseconds no_peer_heard = kNoPeerHeardLogged);
 
 }  // namespace limpwatch::analyzer
 

@@ -65,7 +65,7 @@ namespace limpwatch::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x544e454d47455357ull;  // "WSEGMENT" little-endian
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 8;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
+inline constexpr uint16_t kVersionMinor = 9;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
                                               // 2: IoBlock socket_reads + untimed_calls, NodeMetricsRecord disk_*
                                               // 3: ProcessCounters selections_applied, selection_errors,
                                               //    functions_unselected
@@ -76,6 +76,7 @@ inline constexpr uint16_t kVersionMinor = 8;  // 1: SampleTableHeader node_sampl
                                               // 7: NodeMetricsRecord major_faults
                                               // 8: NodeMetricsRecord tcp_opened_*; tcp_* count
                                               //    only the connections the process serves
+                                              // 9: PeerStatusBlock in the header page
 inline constexpr uint16_t kEndianMark = 0x0102;
 inline constexpr uint32_t kHeaderSize = 4096;
 
@@ -416,6 +417,45 @@ struct SampleTableHeader {
   std::atomic<uint64_t> reserved[1];
 };
 
+// ---- What the analyzer hears from its peers (since 1.9) ----
+//
+// Kept in the header page, after SegmentHeader (which leaves most of its
+// 4 KiB unused), so that the region table and the segment's size stay as
+// they were. Written once a tick by the analyzer thread under a sequence
+// lock (odd = being written); a reader copies the block and keeps the copy
+// if the sequence was even and unchanged. A segment without an analyzer, or
+// with an analyzer that has no peers, has sequence 0.
+inline constexpr uint32_t kPeerStatusOffset = 2048;
+inline constexpr uint32_t kPeerStatusEntries = 20;  // the first peers of the list; the others are counted
+
+struct PeerStatusEntry {
+  // As configured, NUL-padded bytes in little-endian words (atomic, as
+  // everything a reader copies under the sequence lock).
+  std::atomic<uint64_t> name[kNameSize / 8];
+  std::atomic<uint64_t> last_heard_unix_ms;  // when its last summary was accepted here; 0: never
+  std::atomic<uint64_t> accepted;            // its summaries accepted
+  // When its last summary was accepted here, minus the end of the window it
+  // covers (its own clock): the exchange's delay plus the difference of the
+  // two clocks. Peers sending at the same tick show the same lag; one whose
+  // clock is off shows a lag that differs by as much.
+  std::atomic<int64_t> lag_ms;
+  std::atomic<uint32_t> restarts;  // new boots of it seen after the first
+  std::atomic<uint32_t> heard;     // 1 once a summary was accepted
+};
+
+struct PeerStatusBlock {
+  std::atomic<uint64_t> sequence;
+  std::atomic<uint64_t> updated_unix_ms;
+  std::atomic<uint32_t> peers_configured;
+  std::atomic<uint32_t> peers_listed;  // entries filled: min(peers_configured, kPeerStatusEntries)
+  std::atomic<uint64_t> datagrams_received;
+  std::atomic<uint64_t> datagrams_accepted;
+  std::atomic<uint64_t> datagrams_rejected;  // every rejection class together (peer_counters.h)
+  std::atomic<uint64_t> summaries_sent;
+  std::atomic<uint64_t> send_errors;
+  PeerStatusEntry entries[kPeerStatusEntries];
+};
+
 struct SegmentHeader {
   uint64_t magic;
   uint16_t version_major;
@@ -520,6 +560,10 @@ static_assert(offsetof(SegmentHeader, function_index) == 280);
 static_assert(offsetof(SegmentHeader, samples) == 376);
 static_assert(offsetof(SegmentHeader, counters) == 416);
 static_assert(sizeof(SegmentHeader) <= kHeaderSize);
+static_assert(sizeof(PeerStatusEntry) == 96);
+static_assert(sizeof(PeerStatusBlock) == 64 + kPeerStatusEntries * 96);
+static_assert(sizeof(SegmentHeader) <= kPeerStatusOffset);
+static_assert(kPeerStatusOffset + sizeof(PeerStatusBlock) <= kHeaderSize);
 
 template <typename T>
 inline constexpr bool kIsSegmentPod =

@@ -61,6 +61,7 @@ class SegmentView {
   NodeMetricsRecord* node_metrics() const { return node_metrics_; }
   AlarmRingHeader* alarm_ring() const { return alarm_ring_; }
   AlarmRecord* alarm(uint64_t sequence) const;  // the ring position of a 1-based sequence
+  PeerStatusBlock* peer_status() const { return reinterpret_cast<PeerStatusBlock*>(base_ + kPeerStatusOffset); }
   SampleTableHeader* sample_table() const { return sample_table_; }
   SampledFunction* sampled_functions() const { return sampled_functions_; }
   uint32_t sample_capacity() const { return sample_capacity_; }
@@ -203,6 +204,13 @@ std::optional<std::string> ResolveSegment(std::string_view what, std::string* er
 
 // Removes an object by name; returns false and sets *error on failure.
 bool RemoveSegmentObject(const std::string& object_name, std::string* error);
+
+// Whether a listed segment may still be removed, judged again now: a
+// listing is a moment old, and a segment that came back to life meanwhile
+// (a new owner under the same object name) must survive. Stale segments
+// may go, exited ones when `include_exited`; one that cannot be validated
+// only when no process has its pid.
+bool StillRemovable(const SegmentListing& listing, bool include_exited);
 
 }  // namespace limpwatch::shm
 

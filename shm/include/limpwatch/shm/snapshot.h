@@ -8,8 +8,10 @@
 #ifndef LIMPWATCH_SHM_SNAPSHOT_H_
 #define LIMPWATCH_SHM_SNAPSHOT_H_
 
+#include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "limpwatch/shm/segment.h"
@@ -65,6 +67,15 @@ struct SampledFunctionRecord {
   uint64_t kernel_samples = 0;
 };
 
+// A name kept as NUL-padded bytes in little-endian atomic words (read under
+// a sequence lock while its writer may rewrite it): stored, truncated to
+// leave a NUL, and loaded back.
+void StoreNameWords(std::string_view name, std::atomic<uint64_t>* words, size_t word_count);
+std::string LoadNameWords(const std::atomic<uint64_t>* words, size_t word_count);
+
+// "perf cpu-clock", "perf cycles", "SIGPROF timer" or "off".
+const char* SampleSourceName(SampleSource source);
+
 struct SampleSnapshot {
   uint32_t source = 0;
   uint32_t flags = 0;
@@ -102,6 +113,30 @@ struct ThreadRecord {
   std::vector<OpenFrame> open_frames;  // bottom first, at most stack_depth
   uint64_t calls = 0;                  // all functions
   IoSnapshot io;
+};
+
+// What the analyzer last heard from its peers, copied under its sequence
+// lock; valid is false for a segment without an exchanging analyzer (or
+// one older than 1.9).
+struct PeerStatusRow {
+  std::string name;
+  bool heard = false;
+  uint64_t last_heard_unix_ms = 0;
+  uint64_t accepted = 0;
+  int64_t lag_ms = 0;
+  uint32_t restarts = 0;
+};
+
+struct PeerStatusValues {
+  bool valid = false;
+  uint64_t updated_unix_ms = 0;
+  uint32_t peers_configured = 0;  // may exceed peers.size(): only the first are listed
+  uint64_t datagrams_received = 0;
+  uint64_t datagrams_accepted = 0;
+  uint64_t datagrams_rejected = 0;
+  uint64_t summaries_sent = 0;
+  uint64_t send_errors = 0;
+  std::vector<PeerStatusRow> peers;
 };
 
 // The node-metrics record, copied under its sequence lock.
@@ -167,6 +202,7 @@ struct Snapshot {
   IoSnapshot io;                          // all threads, live and retired
   SampleSnapshot samples;
   NodeMetricsValues node_metrics;         // the last /proc sample, if any
+  PeerStatusValues peer_status;
   // ProcessCounters, in declaration order.
   uint64_t functions_registered = 0;
   uint64_t function_table_full = 0;
@@ -193,6 +229,9 @@ void TakeSnapshot(const SegmentReader& reader, Snapshot* out);
 
 // The same, of a segment this process maps itself (the in-process analyzer).
 void TakeSnapshot(const SegmentView& view, const std::string& object_name, Snapshot* out);
+
+// The peer status alone, without a whole snapshot (`limpwatch list`).
+PeerStatusValues ReadPeerStatus(const SegmentView& view);
 
 }  // namespace limpwatch::shm
 

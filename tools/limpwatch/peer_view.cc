@@ -1,0 +1,99 @@
+#include "peer_view.h"
+
+#include "format.h"
+#include "table.h"
+
+namespace limpwatch::cli {
+
+std::string RenderPeerStatusText(const shm::PeerStatusValues& peers, uint64_t now_unix_ms) {
+  std::string out = "PEERS (what this server's analyzer hears from them)\n";
+  if (!peers.valid) return out + "(no exchange: no analyzer, or no peers configured)\n";
+  out += "updated " + FormatLocalTime(peers.updated_unix_ms * 1000000, true) + "; " +
+         std::to_string(peers.peers_configured) + " configured; datagrams received " +
+         std::to_string(peers.datagrams_received) + ", accepted " + std::to_string(peers.datagrams_accepted) +
+         ", rejected " + std::to_string(peers.datagrams_rejected) + "; summaries sent " +
+         std::to_string(peers.summaries_sent) + ", send errors " + std::to_string(peers.send_errors) + "\n";
+  Table table({{"PEER"},
+               {"LAST HEARD"},
+               {"AGO s", Align::kRight},
+               {"ACCEPTED", Align::kRight},
+               {"LAG ms", Align::kRight},
+               {"RESTARTS", Align::kRight}});
+  for (const shm::PeerStatusRow& peer : peers.peers) {
+    if (!peer.heard) {
+      table.AddRow({peer.name, "never", "-", "0", "-", "0"});
+      continue;
+    }
+    double ago = now_unix_ms > peer.last_heard_unix_ms ? double(now_unix_ms - peer.last_heard_unix_ms) / 1e3 : 0;
+    table.AddRow({peer.name, FormatLocalTime(peer.last_heard_unix_ms * 1000000, true), FormatFixed(ago, 1),
+                  std::to_string(peer.accepted), std::to_string(peer.lag_ms), std::to_string(peer.restarts)});
+  }
+  out += table.Render();
+  if (peers.peers_configured > peers.peers.size()) {
+    out += "(" + std::to_string(peers.peers_configured - peers.peers.size()) + " more peers not listed)\n";
+  }
+  out += "LAG: from the end of the window a summary covers (the peer's clock) to its arrival here (this clock): "
+         "a peer whose lag differs from the others' by a second or more has a clock that is off\n";
+  return out;
+}
+
+void WritePeerStatusJson(JsonWriter* json, const shm::PeerStatusValues& peers) {
+  json->Key("peers");
+  if (!peers.valid) {
+    json->Null();
+    return;
+  }
+  json->BeginObject();
+  json->Field("updated_unix_ms", peers.updated_unix_ms);
+  json->Field("configured", peers.peers_configured);
+  json->Field("datagrams_received", peers.datagrams_received);
+  json->Field("datagrams_accepted", peers.datagrams_accepted);
+  json->Field("datagrams_rejected", peers.datagrams_rejected);
+  json->Field("summaries_sent", peers.summaries_sent);
+  json->Field("send_errors", peers.send_errors);
+  json->Key("listed");
+  json->BeginArray();
+  for (const shm::PeerStatusRow& peer : peers.peers) {
+    json->BeginObject();
+    json->Field("name", peer.name);
+    json->Field("heard", peer.heard);
+    json->Field("last_heard_unix_ms", peer.last_heard_unix_ms);
+    json->Field("accepted", peer.accepted);
+    json->Key("lag_ms");
+    json->Int(peer.lag_ms);
+    json->Field("restarts", peer.restarts);
+    json->EndObject();
+  }
+  json->EndArray();
+  json->EndObject();
+}
+
+std::string PeerStatusLine(const shm::PeerStatusValues& before, const shm::PeerStatusValues& after,
+                           uint64_t now_unix_ms, uint64_t recent_ms) {
+  if (!after.valid) return "";
+  std::string silent;
+  for (const shm::PeerStatusRow& peer : after.peers) {
+    if (!peer.heard || peer.last_heard_unix_ms + recent_ms < now_unix_ms) silent += (silent.empty() ? "" : ", ") + peer.name;
+  }
+  auto added = [&](uint64_t earlier, uint64_t later) {
+    return "+" + std::to_string(before.valid && later >= earlier ? later - earlier : later);
+  };
+  return "peers " + PeersHeardCell(after, now_unix_ms, recent_ms) + " heard in the last " +
+         std::to_string(recent_ms / 1000) + " s; datagrams " +
+         added(before.datagrams_accepted, after.datagrams_accepted) + " accepted, " +
+         added(before.datagrams_rejected, after.datagrams_rejected) + " rejected" +
+         (silent.empty() ? "" : "; not heard: " + silent) + "\n";
+}
+
+std::string PeersHeardCell(const shm::PeerStatusValues& peers, uint64_t now_unix_ms, uint64_t recent_ms) {
+  if (!peers.valid) return "-";
+  uint32_t recent = 0;
+  for (const shm::PeerStatusRow& peer : peers.peers) {
+    if (peer.heard && peer.last_heard_unix_ms + recent_ms >= now_unix_ms) ++recent;
+  }
+  std::string cell = std::to_string(recent) + "/" + std::to_string(peers.peers_configured);
+  if (peers.peers_configured > peers.peers.size()) cell += "+";  // the unlisted ones are not counted
+  return cell;
+}
+
+}  // namespace limpwatch::cli

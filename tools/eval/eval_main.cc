@@ -384,12 +384,30 @@ int Evaluation::Run() {
   return passed ? 0 : 1;
 }
 
+constexpr const char* kUsage =
+    "usage: limpwatch-eval --out DIR [--servers N] [--workloads a,b] [--faults a,b|all]\n"
+    "                      [--reps N] [--phases FREE,FAULTY,RECOVERY] [--train-seconds S] [--no-train]\n"
+    "                      [--first-faulty I] [--disk-images MIB] [--rule calibrated|seed] [--html] [--check]\n"
+    "Runs the fault matrix on the test-bed: for each workload and fault, a traced cluster on loopback, a\n"
+    "fault-free stretch, the fault injected for real, a recovery; then scores the servers' alarms.\n"
+    "  --out DIR            where the runs, recordings, alarms and the report go (required)\n"
+    "  --servers N          servers per cluster, at least 3 (4)\n"
+    "  --workloads a,b      of ddw ddr iozonew iozoner postmark (all five)\n"
+    "  --faults a,b|all     of disk-busy disk-hog cpu-quota cpu-hog memory-hog receive-pktloss send-pktloss\n"
+    "                       network-delay crash hang emfile enospc (all)\n"
+    "  --reps N             repetitions of each experiment (1)\n"
+    "  --phases F,X,R       seconds fault-free, faulty, recovering (15,20,15)\n"
+    "  --train-seconds S    fault-free load recorded to train thresholds first (20)\n"
+    "  --no-train           no training: the untrained defaults\n"
+    "  --first-faulty I     the rotation of faulty servers starts at server I (0)\n"
+    "  --disk-images MIB    each server's storage on a loop-mounted image of this size (0: the machine's disk)\n"
+    "  --rule R             the servers' decision rule (calibrated)\n"
+    "  --html               also write report.html\n"
+    "  --check              exit 1 unless every fault-free experiment raised no alarm and every faulty one\n"
+    "                       indicted its faulty server and no other\n";
+
 int Usage(const char* problem) {
-  std::fprintf(stderr,
-               "limpwatch-eval: %s\nusage: limpwatch-eval --out DIR [--servers N] [--workloads a,b] [--faults a,b|all]\n"
-               "                      [--reps N] [--phases FREE,FAULTY,RECOVERY] [--train-seconds S] [--no-train]\n"
-               "                      [--first-faulty I] [--disk-images MIB] [--html] [--check]\n",
-               problem);
+  std::fprintf(stderr, "limpwatch-eval: %s\n%s", problem, kUsage);
   return 2;
 }
 
@@ -401,6 +419,10 @@ int main(int argc, char** argv) {
   Options options;
   for (int index = 1; index < argc; ++index) {
     std::string flag = argv[index];
+    if (flag == "--help" || flag == "-h" || (index == 1 && flag == "help")) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
     auto value = [&]() -> std::string { return index + 1 < argc ? argv[++index] : ""; };
     try {
       if (flag == "--out") options.out = value();

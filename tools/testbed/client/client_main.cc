@@ -48,12 +48,13 @@ void InstallStopHandlers() {
   signal(SIGPIPE, SIG_IGN);
 }
 
+constexpr const char* kUsage =
+    "usage: limpwatch-testbed-client --config FS.CONF [--timeout-ms MS] COMMAND [flags]\n"
+    "commands: ddw ddr iozonew iozoner postmark probe hog-write hog-read put get stat rm ping\n"
+    "see tools/testbed/README.md\n";
+
 int Usage(const std::string& error) {
-  std::fprintf(stderr,
-               "limpwatch-testbed-client: %s\n"
-               "usage: limpwatch-testbed-client --config FS.CONF [--timeout-ms MS] COMMAND [flags]\n"
-               "commands: ddw ddr iozonew iozoner postmark probe hog-write hog-read put get stat rm ping\n",
-               error.c_str());
+  std::fprintf(stderr, "limpwatch-testbed-client: %s\n%s", error.c_str(), kUsage);
   return 2;
 }
 
@@ -92,6 +93,7 @@ uint64_t DefaultSizeMib(const std::string& command) {
 }
 
 int Main(int argc, char** argv) {
+  if (AsksForHelp(argc, argv)) return AnswerHelp(kUsage);
   InstallStopHandlers();
   CommandLine flags;
   std::string error;

@@ -1,8 +1,23 @@
 #include "common/command_line.h"
 
+#include <cstdio>
 #include <cstdlib>
 
 namespace limpwatch::testbed {
+
+bool AsksForHelp(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word == "--") return false;
+    if (word == "--help" || word == "-h" || (i == 1 && word == "help")) return true;
+  }
+  return false;
+}
+
+int AnswerHelp(const char* usage) {
+  std::fputs(usage, stdout);
+  return 0;
+}
 
 bool CommandLine::Parse(int argc, char** argv, int first, const std::set<std::string>& switches, std::string* error) {
   bool only_positional = false;

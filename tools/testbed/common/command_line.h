@@ -12,6 +12,13 @@
 
 namespace limpwatch::testbed {
 
+// Whether argv asks for help: "--help" or "-h" anywhere, or "help" first.
+// A program that is asked prints its usage on stdout and exits 0.
+bool AsksForHelp(int argc, char** argv);
+
+// Prints `usage` on stdout; returns 0, the exit status of an answered --help.
+int AnswerHelp(const char* usage);
+
 class CommandLine {
  public:
   // Parses argv[first..argc). Everything after a bare "--" is positional.

@@ -15,16 +15,17 @@ std::atomic<bool> stop_requested{false};
 
 namespace {
 
+constexpr const char* kUsage =
+    "usage: limpwatch-testbed-hog disk --device DEV [--block-kib 4096] | cpu [--cpu K] |"
+    " memory --mib N [--rate-mibps 512] | fill --ballast FILE [--poll-ms 5]\n";
+
 int Usage(const std::string& error) {
-  std::fprintf(stderr,
-               "limpwatch-testbed-hog: %s\n"
-               "usage: limpwatch-testbed-hog disk --device DEV [--block-kib 4096] | cpu [--cpu K] |"
-               " memory --mib N [--rate-mibps 512] | fill --ballast FILE [--poll-ms 5]\n",
-               error.c_str());
+  std::fprintf(stderr, "limpwatch-testbed-hog: %s\n%s", error.c_str(), kUsage);
   return 2;
 }
 
 int Main(int argc, char** argv) {
+  if (AsksForHelp(argc, argv)) return AnswerHelp(kUsage);
   StopOnSignals(&stop_requested);
   CommandLine flags;
   std::string error;

@@ -31,15 +31,18 @@
 namespace limpwatch::testbed::launcher {
 namespace {
 
+constexpr const char* kUsage =
+    "usage: limpwatch-testbed COMMAND [flags]\n"
+    "commands: start stop status restart-server run inject clear clear-all faults probe\n"
+    "see tools/testbed/README.md\n";
+
 int Usage() {
-  std::fprintf(stderr,
-               "usage: limpwatch-testbed COMMAND [flags]\n"
-               "commands: start stop status restart-server run inject clear clear-all faults probe\n"
-               "see tools/testbed/README.md\n");
+  std::fputs(kUsage, stderr);
   return 2;
 }
 
 int Main(int argc, char** argv) {
+  if (AsksForHelp(argc, argv)) return AnswerHelp(kUsage);
   InstallStopHandlers();
   CommandLine flags;
   std::string error;

@@ -16,7 +16,12 @@ namespace {
 
 std::atomic<bool> stop_requested{false};
 
+constexpr const char* kUsage =
+    "usage: limpwatch-testbed-delayer --queue NUM [--delay-ms 20]\n"
+    "  holds every packet of netfilter queue NUM for the delay, then lets it through\n";
+
 int Main(int argc, char** argv) {
+  if (AsksForHelp(argc, argv)) return AnswerHelp(kUsage);
   StopOnSignals(&stop_requested);
   CommandLine flags;
   std::string error;
@@ -29,7 +34,7 @@ int Main(int argc, char** argv) {
   }
   if (ok) error = flags.ReportUnread("limpwatch-testbed-delayer");
   if (!ok || !error.empty()) {
-    std::fprintf(stderr, "limpwatch-testbed-delayer: %s\n", error.c_str());
+    std::fprintf(stderr, "limpwatch-testbed-delayer: %s\n%s", error.c_str(), kUsage);
     return 2;
   }
   PacketDelayer delayer(static_cast<uint16_t>(queue), static_cast<uint32_t>(delay_ms));

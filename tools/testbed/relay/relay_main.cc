@@ -16,7 +16,13 @@ namespace {
 
 std::atomic<bool> stop_requested{false};
 
+constexpr const char* kUsage =
+    "usage: limpwatch-testbed-relay --upstream-port PORT [--listen-port PORT] [--delay-ms 20] [--stall-ms MS]\n"
+    "                               [--stall-every-ms MS] [--mark MARK]\n"
+    "  relays TCP connections on loopback to the upstream port, delaying (or stalling) their data\n";
+
 int Main(int argc, char** argv) {
+  if (AsksForHelp(argc, argv)) return AnswerHelp(kUsage);
   StopOnSignals(&stop_requested);
   signal(SIGPIPE, SIG_IGN);
   CommandLine flags;
@@ -34,7 +40,7 @@ int Main(int argc, char** argv) {
   }
   if (ok) error = flags.ReportUnread("limpwatch-testbed-relay");
   if (!ok || !error.empty()) {
-    std::fprintf(stderr, "limpwatch-testbed-relay: %s\n", error.c_str());
+    std::fprintf(stderr, "limpwatch-testbed-relay: %s\n%s", error.c_str(), kUsage);
     return 2;
   }
   RelaySettings settings;

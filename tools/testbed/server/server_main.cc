@@ -28,6 +28,7 @@
 #include <string>
 #include <thread>
 
+#include "common/command_line.h"
 #include "common/json_line.h"
 #include "common/server_config.h"
 #include "common/socket_util.h"
@@ -50,9 +51,9 @@ struct ServerArguments {
   int listen_fd = -1;
 };
 
-void PrintUsage() {
-  std::fprintf(stderr, "usage: limpwatch-testbed-server --config FS.CONF --alias NAME [--listen-fd N]\n");
-}
+constexpr const char* kUsage = "usage: limpwatch-testbed-server --config FS.CONF --alias NAME [--listen-fd N]\n";
+
+void PrintUsage() { std::fputs(kUsage, stderr); }
 
 bool ParseArguments(int argc, char** argv, ServerArguments* arguments) {
   for (int i = 1; i < argc; ++i) {
@@ -195,6 +196,7 @@ int RunServer(const ServerArguments& arguments) {
 }  // namespace limpwatch::testbed
 
 int main(int argc, char** argv) {
+  if (limpwatch::testbed::AsksForHelp(argc, argv)) return limpwatch::testbed::AnswerHelp(limpwatch::testbed::kUsage);
   limpwatch::testbed::ServerArguments arguments;
   if (!limpwatch::testbed::ParseArguments(argc, argv, &arguments)) {
     limpwatch::testbed::PrintUsage();

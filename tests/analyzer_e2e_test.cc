@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -327,6 +328,14 @@ TEST(AnalyzerEndToEndTest, DumpAndListShowWhatEachServerHearsFromItsPeers) {
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
   }
+  size_t health = dump.find("ANALYZER (in this process)\n");
+  ASSERT_NE(health, std::string::npos) << dump;
+  std::string health_section = dump.substr(health, dump.find("PEERS", health) - health);
+  EXPECT_TRUE(std::regex_search(health_section, std::regex("\nticks +[1-9][0-9]*\n"))) << health_section;
+  EXPECT_TRUE(std::regex_search(health_section, std::regex("\nticks failed \\(skipped\\) +0\n"))) << health_section;
+  EXPECT_TRUE(std::regex_search(health_section, std::regex("\npeer exchange +(io_uring|plain system calls)\n")))
+      << health_section;
+  EXPECT_TRUE(std::regex_search(health_section, std::regex("\nrecording +off\n"))) << health_section;
   size_t section = dump.find("PEERS (what this server's analyzer hears from them)\n");
   ASSERT_NE(section, std::string::npos) << dump;
   std::string peer_section = dump.substr(section);

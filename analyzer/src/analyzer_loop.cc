@@ -103,10 +103,26 @@ void AnalyzerLoop::Tick(const shm::SegmentView& segment, const std::string& obje
   try {
     TickOrThrow(segment, object_name, publish_alarms);
   } catch (const std::exception& error) {
+    ++tick_failures_;
     setup_.log(std::string("analyzer: tick failed: ") + error.what() + "; continuing");
   } catch (...) {
+    ++tick_failures_;
     setup_.log("analyzer: tick failed; continuing");
   }
+  if (publish_alarms) PublishHealth(segment);
+}
+
+void AnalyzerLoop::PublishHealth(const shm::SegmentView& segment) const {
+  shm::AnalyzerHealth* health = segment.analyzer_health();
+  health->ticks.store(ticks_, std::memory_order_relaxed);
+  health->tick_failures.store(tick_failures_, std::memory_order_relaxed);
+  health->windows_analyzed.store(windows_analyzed_, std::memory_order_relaxed);
+  health->recording_failed_writes.store(recording_ ? recording_->failed_writes() : 0, std::memory_order_relaxed);
+  health->recording_path.store(uint32_t(!recording_                  ? shm::AnalyzerPath::kNone
+                                        : recording_->uses_io_uring() ? shm::AnalyzerPath::kIoUring
+                                                                      : shm::AnalyzerPath::kPlainSockets),
+                               std::memory_order_relaxed);
+  health->alarms_failed_writes.store(alarms_file_ ? alarms_file_->failed_writes() : 0, std::memory_order_relaxed);
 }
 
 void AnalyzerLoop::TickOrThrow(const shm::SegmentView& segment, const std::string& object_name,
@@ -149,6 +165,7 @@ void AnalyzerLoop::TickOrThrow(const shm::SegmentView& segment, const std::strin
   for (uint64_t window : diagnoser_.PendingWindows()) {
     if (window >= newest_window_) break;
     uint64_t window_end_ms = (window * setup_.config.shift_ticks) * uint64_t(setup_.config.tick_ms);
+    ++windows_analyzed_;
     for (const Alarm& alarm : diagnoser_.Analyze(window, window_end_ms)) Raise(alarm, segment, publish_alarms);
   }
 }

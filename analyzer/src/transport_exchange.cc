@@ -60,7 +60,13 @@ class TransportExchange : public SummaryExchange {
   PeerSummary AsReceived(const PeerSummary& summary) const override { return WireRoundTrip(summary); }
 
   void PublishStatus(const shm::SegmentView& segment) override {
-    PublishPeerStatus(segment, transport_->peer_table(), transport_->counters(), RealtimeNowMs());
+    PeerCounters counters = transport_->counters();
+    PublishPeerStatus(segment, transport_->peer_table(), counters, RealtimeNowMs());
+    shm::AnalyzerHealth* health = segment.analyzer_health();
+    health->summaries_unsent.store(counters.encode_errors, std::memory_order_relaxed);
+    health->exchange_path.store(uint32_t(transport_->io_path() == IoPath::kIoUring ? shm::AnalyzerPath::kIoUring
+                                                                                  : shm::AnalyzerPath::kPlainSockets),
+                                std::memory_order_relaxed);
   }
 
  private:

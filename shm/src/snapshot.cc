@@ -56,6 +56,20 @@ void ReadSymbols(const SegmentView& view, uint32_t count, std::vector<FunctionRe
   }
 }
 
+void CopyAnalyzerHealth(const AnalyzerHealth& health, AnalyzerHealthValues* out) {
+  AnalyzerHealthValues values;
+  values.ticks = health.ticks.load(std::memory_order_relaxed);
+  values.valid = values.ticks > 0;
+  values.tick_failures = health.tick_failures.load(std::memory_order_relaxed);
+  values.windows_analyzed = health.windows_analyzed.load(std::memory_order_relaxed);
+  values.summaries_unsent = health.summaries_unsent.load(std::memory_order_relaxed);
+  values.recording_failed_writes = health.recording_failed_writes.load(std::memory_order_relaxed);
+  values.alarms_failed_writes = health.alarms_failed_writes.load(std::memory_order_relaxed);
+  values.exchange_path = static_cast<AnalyzerPath>(health.exchange_path.load(std::memory_order_relaxed));
+  values.recording_path = static_cast<AnalyzerPath>(health.recording_path.load(std::memory_order_relaxed));
+  *out = values;
+}
+
 void CopyPeerStatus(const PeerStatusBlock& block, PeerStatusValues* out) {
   for (int attempt = 0; attempt < 16; ++attempt) {
     uint64_t before = block.sequence.load(std::memory_order_acquire);
@@ -304,6 +318,7 @@ void TakeSnapshot(const SegmentView& view, const std::string& object_name, Snaps
   ReadSamples(view, &out->samples);
   ReadNodeMetrics(*view.node_metrics(), &out->node_metrics);
   CopyPeerStatus(*view.peer_status(), &out->peer_status);
+  CopyAnalyzerHealth(*view.analyzer_health(), &out->analyzer_health);
 
   const ProcessCounters& counters = header.counters;
   out->functions_registered = counters.functions_registered.load(std::memory_order_relaxed);

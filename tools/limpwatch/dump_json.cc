@@ -139,6 +139,7 @@ std::string RenderDumpJson(const DumpData& dump) {
   WriteSampleProfileJson(&json, BuildSampleProfile(dump.snapshot));
   WriteIoJson(&json, dump.snapshot, SegmentLifetimeSeconds(dump));
   WriteNodeMetricsJson(&json, dump.snapshot.node_metrics);
+  WriteAnalyzerHealthJson(&json, dump.snapshot.analyzer_health);
   WritePeerStatusJson(&json, dump.snapshot.peer_status);
   json.EndObject();
   return json.str();

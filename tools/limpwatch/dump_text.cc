@@ -148,7 +148,8 @@ std::string RenderDumpText(const DumpData& dump) {
   return HeaderSection(dump) + "\n" + FunctionSection(s) + "\n" + ThreadSection(s) + "\n" + CountersSection(s) +
          "\nSAMPLES (CPU time per function, since the start)\n" + RenderSampleProfileText(BuildSampleProfile(s), 0) +
          "\n" + RenderIoTotalsText(s, SegmentLifetimeSeconds(dump)) + "\n" + RenderNodeMetricsText(s.node_metrics) +
-         "\n" + RenderPeerStatusText(s.peer_status, s.taken_realtime_ns / 1000000);
+         "\n" + RenderAnalyzerHealthText(s.analyzer_health) + "\n" +
+         RenderPeerStatusText(s.peer_status, s.taken_realtime_ns / 1000000);
 }
 
 }  // namespace limpwatch::cli

@@ -68,6 +68,54 @@ void WritePeerStatusJson(JsonWriter* json, const shm::PeerStatusValues& peers) {
   json->EndObject();
 }
 
+namespace {
+
+const char* PathName(shm::AnalyzerPath path) {
+  switch (path) {
+    case shm::AnalyzerPath::kIoUring: return "io_uring";
+    case shm::AnalyzerPath::kPlainSockets: return "plain system calls";
+    case shm::AnalyzerPath::kNone: break;
+  }
+  return "none";
+}
+
+}  // namespace
+
+std::string RenderAnalyzerHealthText(const shm::AnalyzerHealthValues& health) {
+  std::string out = "ANALYZER (in this process)\n";
+  if (!health.valid) return out + "(not running: LIMPWATCH_ANALYZE is not set, or it has not ticked yet)\n";
+  Table fields({{"FIELD"}, {"VALUE", Align::kRight}});
+  fields.AddRow({"ticks", std::to_string(health.ticks)});
+  fields.AddRow({"ticks failed (skipped)", std::to_string(health.tick_failures)});
+  fields.AddRow({"windows compared", std::to_string(health.windows_analyzed)});
+  fields.AddRow({"peer exchange", PathName(health.exchange_path)});
+  fields.AddRow({"summaries not sent (encoder refused)", std::to_string(health.summaries_unsent)});
+  fields.AddRow({"recording", health.recording_path == shm::AnalyzerPath::kNone
+                                  ? std::string("off")
+                                  : std::string("writes by ") + PathName(health.recording_path)});
+  fields.AddRow({"recording writes lost", std::to_string(health.recording_failed_writes)});
+  fields.AddRow({"alarms file writes lost", std::to_string(health.alarms_failed_writes)});
+  return out + fields.Render();
+}
+
+void WriteAnalyzerHealthJson(JsonWriter* json, const shm::AnalyzerHealthValues& health) {
+  json->Key("analyzer");
+  if (!health.valid) {
+    json->Null();
+    return;
+  }
+  json->BeginObject();
+  json->Field("ticks", health.ticks);
+  json->Field("tick_failures", health.tick_failures);
+  json->Field("windows_analyzed", health.windows_analyzed);
+  json->Field("exchange_path", PathName(health.exchange_path));
+  json->Field("summaries_unsent", health.summaries_unsent);
+  json->Field("recording_path", PathName(health.recording_path));
+  json->Field("recording_failed_writes", health.recording_failed_writes);
+  json->Field("alarms_failed_writes", health.alarms_failed_writes);
+  json->EndObject();
+}
+
 std::string PeerStatusLine(const shm::PeerStatusValues& before, const shm::PeerStatusValues& after,
                            uint64_t now_unix_ms, uint64_t recent_ms) {
   if (!after.valid) return "";

@@ -22,6 +22,12 @@ void WritePeerStatusJson(JsonWriter* json, const shm::PeerStatusValues& peers);
 // analyzer's default silence bar, at the default tick.
 inline constexpr uint64_t kRecentlyHeardMs = 5000;
 
+// "ANALYZER ..." section: its ticks and windows, and every place it could
+// not do its work (failed ticks, summaries not sent, writes the recording
+// or the alarms file lost), so "no alarm" can be told from "could not look".
+std::string RenderAnalyzerHealthText(const shm::AnalyzerHealthValues& health);
+void WriteAnalyzerHealthJson(JsonWriter* json, const shm::AnalyzerHealthValues& health);
+
 // For `top`: "peers 2/3 heard in the last 5 s; datagrams +8 accepted, +0
 // rejected; not heard: c" and a newline, or "" without an exchange.
 std::string PeerStatusLine(const shm::PeerStatusValues& before, const shm::PeerStatusValues& after,

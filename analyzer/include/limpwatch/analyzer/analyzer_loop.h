@@ -86,6 +86,7 @@ class AnalyzerLoop {
  private:
   void TickOrThrow(const shm::SegmentView& segment, const std::string& object_name, bool publish_alarms);
   void Raise(const Alarm& alarm, const shm::SegmentView& segment, bool publish_alarms);
+  void PublishHealth(const shm::SegmentView& segment) const;
 
   AnalyzerSetup setup_;
   NodePipeline pipeline_;
@@ -96,6 +97,8 @@ class AnalyzerLoop {
   std::optional<shm::Snapshot> previous_;
   uint64_t newest_window_ = 0;
   uint64_t ticks_ = 0;
+  uint64_t tick_failures_ = 0;
+  uint64_t windows_analyzed_ = 0;
   std::vector<Alarm> alarms_;
   // LIMPWATCH_ALARMS, opened at start and kept: a server out of descriptors
   // (EMFILE) is one the alarms are about, and must still be able to append;

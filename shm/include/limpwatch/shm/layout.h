@@ -76,7 +76,7 @@ inline constexpr uint16_t kVersionMinor = 9;  // 1: SampleTableHeader node_sampl
                                               // 7: NodeMetricsRecord major_faults
                                               // 8: NodeMetricsRecord tcp_opened_*; tcp_* count
                                               //    only the connections the process serves
-                                              // 9: PeerStatusBlock in the header page
+                                              // 9: AnalyzerHealth, PeerStatusBlock in the header page
 inline constexpr uint16_t kEndianMark = 0x0102;
 inline constexpr uint32_t kHeaderSize = 4096;
 
@@ -425,8 +425,26 @@ struct SampleTableHeader {
 // lock (odd = being written); a reader copies the block and keeps the copy
 // if the sequence was even and unchanged. A segment without an analyzer, or
 // with an analyzer that has no peers, has sequence 0.
+inline constexpr uint32_t kAnalyzerHealthOffset = 1984;
 inline constexpr uint32_t kPeerStatusOffset = 2048;
 inline constexpr uint32_t kPeerStatusEntries = 20;  // the first peers of the list; the others are counted
+
+// How the in-process analyzer keeps up, so that "no alarm" can be told from
+// "could not look": each a counter (or a state) of its own, stored as it
+// changes; all zero without an analyzer.
+enum class AnalyzerPath : uint32_t { kNone = 0, kIoUring = 1, kPlainSockets = 2 };
+
+struct AnalyzerHealth {
+  std::atomic<uint64_t> ticks;               // ticks run
+  std::atomic<uint64_t> tick_failures;       // ticks that failed (logged) and were skipped
+  std::atomic<uint64_t> windows_analyzed;    // windows the cluster was compared in
+  std::atomic<uint64_t> summaries_unsent;    // this server's summaries the encoder refused
+  std::atomic<uint64_t> recording_failed_writes;
+  std::atomic<uint64_t> alarms_failed_writes;  // appends to the LIMPWATCH_ALARMS file that failed
+  std::atomic<uint32_t> exchange_path;   // AnalyzerPath of the peer exchange
+  std::atomic<uint32_t> recording_path;  // AnalyzerPath of the recording's writes (kNone: not recording)
+  std::atomic<uint64_t> reserved;
+};
 
 struct PeerStatusEntry {
   // As configured, NUL-padded bytes in little-endian words (atomic, as
@@ -560,9 +578,11 @@ static_assert(offsetof(SegmentHeader, function_index) == 280);
 static_assert(offsetof(SegmentHeader, samples) == 376);
 static_assert(offsetof(SegmentHeader, counters) == 416);
 static_assert(sizeof(SegmentHeader) <= kHeaderSize);
+static_assert(sizeof(AnalyzerHealth) == 64);
+static_assert(sizeof(SegmentHeader) <= kAnalyzerHealthOffset);
+static_assert(kAnalyzerHealthOffset + sizeof(AnalyzerHealth) <= kPeerStatusOffset);
 static_assert(sizeof(PeerStatusEntry) == 96);
 static_assert(sizeof(PeerStatusBlock) == 64 + kPeerStatusEntries * 96);
-static_assert(sizeof(SegmentHeader) <= kPeerStatusOffset);
 static_assert(kPeerStatusOffset + sizeof(PeerStatusBlock) <= kHeaderSize);
 
 template <typename T>

@@ -62,6 +62,7 @@ class SegmentView {
   AlarmRingHeader* alarm_ring() const { return alarm_ring_; }
   AlarmRecord* alarm(uint64_t sequence) const;  // the ring position of a 1-based sequence
   PeerStatusBlock* peer_status() const { return reinterpret_cast<PeerStatusBlock*>(base_ + kPeerStatusOffset); }
+  AnalyzerHealth* analyzer_health() const { return reinterpret_cast<AnalyzerHealth*>(base_ + kAnalyzerHealthOffset); }
   SampleTableHeader* sample_table() const { return sample_table_; }
   SampledFunction* sampled_functions() const { return sampled_functions_; }
   uint32_t sample_capacity() const { return sample_capacity_; }

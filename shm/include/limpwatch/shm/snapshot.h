@@ -127,6 +127,18 @@ struct PeerStatusRow {
   uint32_t restarts = 0;
 };
 
+struct AnalyzerHealthValues {
+  bool valid = false;  // the analyzer ran at least one tick
+  uint64_t ticks = 0;
+  uint64_t tick_failures = 0;
+  uint64_t windows_analyzed = 0;
+  uint64_t summaries_unsent = 0;
+  uint64_t recording_failed_writes = 0;
+  uint64_t alarms_failed_writes = 0;
+  AnalyzerPath exchange_path = AnalyzerPath::kNone;
+  AnalyzerPath recording_path = AnalyzerPath::kNone;
+};
+
 struct PeerStatusValues {
   bool valid = false;
   uint64_t updated_unix_ms = 0;
@@ -203,6 +215,7 @@ struct Snapshot {
   SampleSnapshot samples;
   NodeMetricsValues node_metrics;         // the last /proc sample, if any
   PeerStatusValues peer_status;
+  AnalyzerHealthValues analyzer_health;
   // ProcessCounters, in declaration order.
   uint64_t functions_registered = 0;
   uint64_t function_table_full = 0;

@@ -70,20 +70,36 @@ void CopyAnalyzerHealth(const AnalyzerHealth& health, AnalyzerHealthValues* out)
   *out = values;
 }
 
-void CopyPeerStatus(const PeerStatusBlock& block, PeerStatusValues* out) {
+// A copy of a record its writer updates under a sequence lock (odd while it
+// writes): `copy` fills a fresh Values, kept when the sequence was even
+// before and unchanged after. *out is left alone when the record was never
+// written, or no stable copy was had in 16 tries.
+template <typename Values, typename CopyFields>
+void CopyUnderSequenceLock(const std::atomic<uint64_t>& sequence, CopyFields copy, Values* out) {
   for (int attempt = 0; attempt < 16; ++attempt) {
-    uint64_t before = block.sequence.load(std::memory_order_acquire);
+    uint64_t before = sequence.load(std::memory_order_acquire);
     if (before == 0) return;  // never written
     if (before & 1) continue;
-    PeerStatusValues values;
+    Values values;
     values.valid = true;
-    values.updated_unix_ms = block.updated_unix_ms.load(std::memory_order_relaxed);
-    values.peers_configured = block.peers_configured.load(std::memory_order_relaxed);
-    values.datagrams_received = block.datagrams_received.load(std::memory_order_relaxed);
-    values.datagrams_accepted = block.datagrams_accepted.load(std::memory_order_relaxed);
-    values.datagrams_rejected = block.datagrams_rejected.load(std::memory_order_relaxed);
-    values.summaries_sent = block.summaries_sent.load(std::memory_order_relaxed);
-    values.send_errors = block.send_errors.load(std::memory_order_relaxed);
+    copy(&values);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (sequence.load(std::memory_order_relaxed) == before) {
+      *out = std::move(values);
+      return;
+    }
+  }
+}
+
+void CopyPeerStatus(const PeerStatusBlock& block, PeerStatusValues* out) {
+  CopyUnderSequenceLock(block.sequence, [&block](PeerStatusValues* values) {
+    values->updated_unix_ms = block.updated_unix_ms.load(std::memory_order_relaxed);
+    values->peers_configured = block.peers_configured.load(std::memory_order_relaxed);
+    values->datagrams_received = block.datagrams_received.load(std::memory_order_relaxed);
+    values->datagrams_accepted = block.datagrams_accepted.load(std::memory_order_relaxed);
+    values->datagrams_rejected = block.datagrams_rejected.load(std::memory_order_relaxed);
+    values->summaries_sent = block.summaries_sent.load(std::memory_order_relaxed);
+    values->send_errors = block.send_errors.load(std::memory_order_relaxed);
     uint32_t listed = std::min(block.peers_listed.load(std::memory_order_relaxed), kPeerStatusEntries);
     for (uint32_t index = 0; index < listed; ++index) {
       const PeerStatusEntry& entry = block.entries[index];
@@ -94,58 +110,43 @@ void CopyPeerStatus(const PeerStatusBlock& block, PeerStatusValues* out) {
       row.accepted = entry.accepted.load(std::memory_order_relaxed);
       row.lag_ms = entry.lag_ms.load(std::memory_order_relaxed);
       row.restarts = entry.restarts.load(std::memory_order_relaxed);
-      values.peers.push_back(std::move(row));
+      values->peers.push_back(std::move(row));
     }
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (block.sequence.load(std::memory_order_relaxed) == before) {
-      *out = std::move(values);
-      return;
-    }
-  }
+  }, out);
 }
 
 void ReadNodeMetrics(const NodeMetricsRecord& record, NodeMetricsValues* out) {
-  for (int attempt = 0; attempt < 16; ++attempt) {
-    uint64_t before = record.sequence.load(std::memory_order_acquire);
-    if (before == 0) return;  // never written
-    if (before & 1) continue;
-    NodeMetricsValues values;
-    values.valid = true;
-    values.timestamp_ns = record.timestamp_ns.load(std::memory_order_relaxed);
-    values.interrupts = record.interrupts.load(std::memory_order_relaxed);
-    values.context_switches = record.context_switches.load(std::memory_order_relaxed);
-    values.pages_allocated = record.pages_allocated.load(std::memory_order_relaxed);
-    values.heap_bytes = record.heap_bytes.load(std::memory_order_relaxed);
-    values.process_cpu_ns = record.process_cpu_ns.load(std::memory_order_relaxed);
-    values.run_delay_ns = record.run_delay_ns.load(std::memory_order_relaxed);
-    values.cpu_throttled_ns = record.cpu_throttled_ns.load(std::memory_order_relaxed);
-    values.tcp_retransmitted = record.tcp_retransmitted.load(std::memory_order_relaxed);
-    values.tcp_out_of_order = record.tcp_out_of_order.load(std::memory_order_relaxed);
-    values.tcp_retransmit_timeout_us = record.tcp_retransmit_timeout_us.load(std::memory_order_relaxed);
-    values.tcp_round_trip_us = record.tcp_round_trip_us.load(std::memory_order_relaxed);
-    values.major_faults = record.major_faults.load(std::memory_order_relaxed);
-    values.tcp_opened_retransmitted = record.tcp_opened_retransmitted.load(std::memory_order_relaxed);
-    values.tcp_opened_out_of_order = record.tcp_opened_out_of_order.load(std::memory_order_relaxed);
-    values.tcp_opened_retransmit_timeout_us =
+  CopyUnderSequenceLock(record.sequence, [&record](NodeMetricsValues* values) {
+    values->timestamp_ns = record.timestamp_ns.load(std::memory_order_relaxed);
+    values->interrupts = record.interrupts.load(std::memory_order_relaxed);
+    values->context_switches = record.context_switches.load(std::memory_order_relaxed);
+    values->pages_allocated = record.pages_allocated.load(std::memory_order_relaxed);
+    values->heap_bytes = record.heap_bytes.load(std::memory_order_relaxed);
+    values->process_cpu_ns = record.process_cpu_ns.load(std::memory_order_relaxed);
+    values->run_delay_ns = record.run_delay_ns.load(std::memory_order_relaxed);
+    values->cpu_throttled_ns = record.cpu_throttled_ns.load(std::memory_order_relaxed);
+    values->tcp_retransmitted = record.tcp_retransmitted.load(std::memory_order_relaxed);
+    values->tcp_out_of_order = record.tcp_out_of_order.load(std::memory_order_relaxed);
+    values->tcp_retransmit_timeout_us = record.tcp_retransmit_timeout_us.load(std::memory_order_relaxed);
+    values->tcp_round_trip_us = record.tcp_round_trip_us.load(std::memory_order_relaxed);
+    values->major_faults = record.major_faults.load(std::memory_order_relaxed);
+    values->tcp_opened_retransmitted = record.tcp_opened_retransmitted.load(std::memory_order_relaxed);
+    values->tcp_opened_out_of_order = record.tcp_opened_out_of_order.load(std::memory_order_relaxed);
+    values->tcp_opened_retransmit_timeout_us =
         record.tcp_opened_retransmit_timeout_us.load(std::memory_order_relaxed);
-    values.disk_reads_completed = record.disk_reads_completed.load(std::memory_order_relaxed);
-    values.disk_writes_completed = record.disk_writes_completed.load(std::memory_order_relaxed);
-    values.disk_sectors_read = record.disk_sectors_read.load(std::memory_order_relaxed);
-    values.disk_sectors_written = record.disk_sectors_written.load(std::memory_order_relaxed);
-    values.disk_read_ms = record.disk_read_ms.load(std::memory_order_relaxed);
-    values.disk_write_ms = record.disk_write_ms.load(std::memory_order_relaxed);
-    values.disk_io_ms = record.disk_io_ms.load(std::memory_order_relaxed);
-    values.disk_weighted_io_ms = record.disk_weighted_io_ms.load(std::memory_order_relaxed);
-    values.disk_state = static_cast<DiskState>(record.disk_state.load(std::memory_order_relaxed));
-    values.disk_major = record.disk_major.load(std::memory_order_relaxed);
-    values.disk_minor = record.disk_minor.load(std::memory_order_relaxed);
-    values.disk_name = LoadNameWords(record.disk_name, std::size(record.disk_name));
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (record.sequence.load(std::memory_order_relaxed) == before) {
-      *out = values;
-      return;
-    }
-  }
+    values->disk_reads_completed = record.disk_reads_completed.load(std::memory_order_relaxed);
+    values->disk_writes_completed = record.disk_writes_completed.load(std::memory_order_relaxed);
+    values->disk_sectors_read = record.disk_sectors_read.load(std::memory_order_relaxed);
+    values->disk_sectors_written = record.disk_sectors_written.load(std::memory_order_relaxed);
+    values->disk_read_ms = record.disk_read_ms.load(std::memory_order_relaxed);
+    values->disk_write_ms = record.disk_write_ms.load(std::memory_order_relaxed);
+    values->disk_io_ms = record.disk_io_ms.load(std::memory_order_relaxed);
+    values->disk_weighted_io_ms = record.disk_weighted_io_ms.load(std::memory_order_relaxed);
+    values->disk_state = static_cast<DiskState>(record.disk_state.load(std::memory_order_relaxed));
+    values->disk_major = record.disk_major.load(std::memory_order_relaxed);
+    values->disk_minor = record.disk_minor.load(std::memory_order_relaxed);
+    values->disk_name = LoadNameWords(record.disk_name, std::size(record.disk_name));
+  }, out);
 }
 
 void ReadSamples(const SegmentView& view, SampleSnapshot* out) {

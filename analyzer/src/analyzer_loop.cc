@@ -120,7 +120,7 @@ void AnalyzerLoop::PublishHealth(const shm::SegmentView& segment) const {
   health->recording_failed_writes.store(recording_ ? recording_->failed_writes() : 0, std::memory_order_relaxed);
   health->recording_path.store(uint32_t(!recording_                  ? shm::AnalyzerPath::kNone
                                         : recording_->uses_io_uring() ? shm::AnalyzerPath::kIoUring
-                                                                      : shm::AnalyzerPath::kPlainSockets),
+                                                                      : shm::AnalyzerPath::kPlainCalls),
                                std::memory_order_relaxed);
   health->alarms_failed_writes.store(alarms_file_ ? alarms_file_->failed_writes() : 0, std::memory_order_relaxed);
 }

@@ -65,7 +65,7 @@ class TransportExchange : public SummaryExchange {
     shm::AnalyzerHealth* health = segment.analyzer_health();
     health->summaries_unsent.store(counters.encode_errors, std::memory_order_relaxed);
     health->exchange_path.store(uint32_t(transport_->io_path() == IoPath::kIoUring ? shm::AnalyzerPath::kIoUring
-                                                                                  : shm::AnalyzerPath::kPlainSockets),
+                                                                                  : shm::AnalyzerPath::kPlainCalls),
                                 std::memory_order_relaxed);
   }
 

@@ -73,7 +73,7 @@ namespace {
 const char* PathName(shm::AnalyzerPath path) {
   switch (path) {
     case shm::AnalyzerPath::kIoUring: return "io_uring";
-    case shm::AnalyzerPath::kPlainSockets: return "plain system calls";
+    case shm::AnalyzerPath::kPlainCalls: return "plain system calls";
     case shm::AnalyzerPath::kNone: break;
   }
   return "none";

@@ -432,7 +432,7 @@ inline constexpr uint32_t kPeerStatusEntries = 20;  // the first peers of the li
 // How the in-process analyzer keeps up, so that "no alarm" can be told from
 // "could not look": each a counter (or a state) of its own, stored as it
 // changes; all zero without an analyzer.
-enum class AnalyzerPath : uint32_t { kNone = 0, kIoUring = 1, kPlainSockets = 2 };
+enum class AnalyzerPath : uint32_t { kNone = 0, kIoUring = 1, kPlainCalls = 2 };  // plain: sendmsg, pwrite, ...
 
 struct AnalyzerHealth {
   std::atomic<uint64_t> ticks;               // ticks run

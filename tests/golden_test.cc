@@ -335,6 +335,17 @@ TEST(GoldenTest, AStartingProcessRemovesItsDeadPredecessorsSegments) {
   int out = -1;
   pid_t successor =
       StartProgram(TestProgram("calltree"), {"hang"}, {"LIMPWATCH_NAME=" + name, "LIMPWATCH_LOG=" + log}, &out);
+  // Stopped and its log removed however the test ends.
+  struct Stop {
+    pid_t pid;
+    int out;
+    std::string log;
+    ~Stop() {
+      if (pid > 0 && kill(pid, SIGTERM) == 0) waitpid(pid, nullptr, 0);
+      if (out >= 0) close(out);
+      unlink(log.c_str());
+    }
+  } stop{successor, out, log};
   ASSERT_EQ(ReadLine(out), "ready");
   std::string logged;
   for (int wait = 0; wait < 100 && logged.find("predecessor") == std::string::npos; ++wait) {
@@ -342,14 +353,8 @@ TEST(GoldenTest, AStartingProcessRemovesItsDeadPredecessorsSegments) {
     std::ifstream file(log);
     logged.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
   }
-  bool predecessor_gone = !exists(name, killed);
-  bool others_kept = exists(other, other_killed) && exists(name, kept.pid) && exists(name, successor);
-  kill(successor, SIGTERM);
-  waitpid(successor, nullptr, 0);
-  close(out);
-  unlink(log.c_str());
-  EXPECT_TRUE(predecessor_gone);
-  EXPECT_TRUE(others_kept);
+  EXPECT_FALSE(exists(name, killed));
+  EXPECT_TRUE(exists(other, other_killed) && exists(name, kept.pid) && exists(name, successor));
   EXPECT_NE(logged.find("removed the segments of 1 dead predecessor named '" + name + "' (pid " +
                         std::to_string(killed) + ")"),
             std::string::npos)

@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <linux/tcp.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -12,7 +11,10 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <vector>
+
+#include "limpwatch/analyzer/peer_address.h"
 
 namespace limpwatch::analyzer {
 namespace {
@@ -33,6 +35,15 @@ constexpr size_t kTotalRtoTimeOffset = offsetof(tcp_info, tcpi_snd_wnd) + 16;
 
 // TCP_LISTEN of the kernel's tcp_states.h, which linux/tcp.h does not export.
 constexpr uint8_t kListenState = 10;
+
+// The local port of a socket, 0 when it has none or is not IPv4 / IPv6.
+uint16_t LocalPort(int fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return 0;
+  std::optional<PeerAddress> local = PeerAddress::FromSockaddr(reinterpret_cast<const sockaddr*>(&address), length);
+  return local ? local->port() : 0;
+}
 
 struct NewerTcpInfo {
   tcp_info known;
@@ -80,15 +91,6 @@ uint64_t NewlyLostRetransmissions(const TcpSocketCounts& counts, uint64_t alread
 
 uint64_t RetransmissionCostUs(uint64_t lost, uint64_t timeout_us, uint64_t timeout_stall_ms_added) {
   return std::max(lost * timeout_us, timeout_stall_ms_added * 1000);
-}
-
-uint16_t LocalPort(int fd) {
-  sockaddr_storage address{};
-  socklen_t length = sizeof address;
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return 0;
-  if (address.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
-  if (address.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port);
-  return 0;
 }
 
 bool TcpLossCounters::Update() {

@@ -57,8 +57,7 @@ RemovedPredecessors RemoveDeadPredecessors(const std::string& name, pid_t own_pi
 void RemoveDeadPredecessorsSoon(const std::string& name) {
   if (name.empty() || name.size() >= sizeof g_name) return;
   name.copy(g_name, sizeof g_name - 1);
-  static bool registered = false;
-  if (!registered) registered = RegisterServiceTask("predecessors", RemoveOnce, kPeriodMs);
+  RegisterServiceTask("predecessors", RemoveOnce, kPeriodMs);
 }
 
 }  // namespace limpwatch::runtime

@@ -23,7 +23,7 @@ struct RemovedPredecessors {
 RemovedPredecessors RemoveDeadPredecessors(const std::string& name, pid_t own_pid);
 
 // Registers the one-time service task doing it for this process, when it
-// has a name.
+// has a name. Called once, with the runtime's other tasks.
 void RemoveDeadPredecessorsSoon(const std::string& name);
 
 }  // namespace limpwatch::runtime

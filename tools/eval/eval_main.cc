@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "common/command_line.h"
 #include "limpwatch/analyzer/trace_file.h"
 #include "report.h"
 #include "scoring.h"
@@ -416,13 +417,10 @@ int Usage(const char* problem) {
 
 int main(int argc, char** argv) {
   using namespace limpwatch::eval;
+  if (limpwatch::testbed::AsksForHelp(argc, argv)) return limpwatch::testbed::AnswerHelp(kUsage);
   Options options;
   for (int index = 1; index < argc; ++index) {
     std::string flag = argv[index];
-    if (flag == "--help" || flag == "-h" || (index == 1 && flag == "help")) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
     auto value = [&]() -> std::string { return index + 1 < argc ? argv[++index] : ""; };
     try {
       if (flag == "--out") options.out = value();

@@ -70,6 +70,10 @@ void WritePeerStatusJson(JsonWriter* json, const shm::PeerStatusValues& peers) {
 
 namespace {
 
+bool HeardRecently(const shm::PeerStatusRow& peer, uint64_t now_unix_ms, uint64_t recent_ms) {
+  return peer.heard && peer.last_heard_unix_ms + recent_ms >= now_unix_ms;
+}
+
 const char* PathName(shm::AnalyzerPath path) {
   switch (path) {
     case shm::AnalyzerPath::kIoUring: return "io_uring";
@@ -121,7 +125,7 @@ std::string PeerStatusLine(const shm::PeerStatusValues& before, const shm::PeerS
   if (!after.valid) return "";
   std::string silent;
   for (const shm::PeerStatusRow& peer : after.peers) {
-    if (!peer.heard || peer.last_heard_unix_ms + recent_ms < now_unix_ms) silent += (silent.empty() ? "" : ", ") + peer.name;
+    if (!HeardRecently(peer, now_unix_ms, recent_ms)) silent += (silent.empty() ? "" : ", ") + peer.name;
   }
   auto added = [&](uint64_t earlier, uint64_t later) {
     return "+" + std::to_string(before.valid && later >= earlier ? later - earlier : later);
@@ -137,7 +141,7 @@ std::string PeersHeardCell(const shm::PeerStatusValues& peers, uint64_t now_unix
   if (!peers.valid) return "-";
   uint32_t recent = 0;
   for (const shm::PeerStatusRow& peer : peers.peers) {
-    if (peer.heard && peer.last_heard_unix_ms + recent_ms >= now_unix_ms) ++recent;
+    if (HeardRecently(peer, now_unix_ms, recent_ms)) ++recent;
   }
   std::string cell = std::to_string(recent) + "/" + std::to_string(peers.peers_configured);
   if (peers.peers_configured > peers.peers.size()) cell += "+";  // the unlisted ones are not counted

@@ -114,9 +114,6 @@ class TcpLossCounters {
   size_t served_connections_ = 0;
 };
 
-// The local port of a socket, 0 when it has none or is not IPv4 / IPv6.
-uint16_t LocalPort(int fd);
-
 // The counts of one descriptor, when it is a TCP socket.
 bool ReadTcpSocketCounts(int fd, TcpSocketCounts* counts);
 

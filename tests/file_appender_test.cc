@@ -1,6 +1,7 @@
 // The analyzer's file appender (analyzer/src/file_appender.h): appends land
-// in order with and without io_uring, and a file that cannot take the bytes
-// does not hold up the caller.
+// in order with and without io_uring, a file that cannot take the bytes
+// does not hold up the caller, and a write torn by a full disk spoils
+// nothing that follows it.
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -16,7 +17,9 @@
 #include <string>
 
 #include "file_appender.h"
+#include "limpwatch/analyzer/trace_file.h"
 #include "peer/temp_dir.h"
+#include "support/file_size_limit.h"
 
 namespace limpwatch::analyzer {
 namespace {
@@ -149,6 +152,82 @@ TEST(FileAppenderTest, AFileThatCannotTakeTheBytesDoesNotHoldUpTheCaller) {
   }
   file.reset();
   close(reader);
+}
+
+using limpwatch::testing::FileSizeLimit;
+
+off_t FileSize(const std::string& path) {
+  struct stat status{};
+  return stat(path.c_str(), &status) == 0 ? status.st_size : -1;
+}
+
+// The alarms file: a line cut by the full disk stays a line of its own, and
+// the first line appended once there is room again lands whole.
+TEST(FileAppenderTest, ALineTornByAFullDiskEndsThereAndTheNextLineLandsWhole) {
+  testing::TempDir directory;
+  for (const char* setting : {"1", "0"}) {
+    setenv("LIMPWATCH_IO_URING", setting, 1);
+    std::string path = directory.File(std::string("alarms") + setting);
+    std::string error;
+    auto file = FileAppender::Open(path, &error);
+    ASSERT_TRUE(file) << error;
+    ASSERT_TRUE(file->Append(Bytes("first line\n")));
+    ASSERT_TRUE(file->Flush());
+    {
+      FileSizeLimit full;
+      ASSERT_TRUE(full.Set(FileSize(path) + 6));
+      file->Append(Bytes("second line, cut by the full disk\n"));
+      EXPECT_FALSE(file->Flush());
+      file->Append(Bytes("third line, refused whole\n"));
+      EXPECT_FALSE(file->Flush());
+    }
+    ASSERT_TRUE(file->Append(Bytes("fourth line\n")));
+    EXPECT_TRUE(file->Flush());
+    EXPECT_EQ(file->failed_writes(), 2u);
+    EXPECT_EQ(ReadAll(path), "first line\nsecond\nfourth line\n") << "with io_uring " << setting;
+  }
+  unsetenv("LIMPWATCH_IO_URING");
+}
+
+// The recording: a record cut by the full disk is cut off again, so every
+// record appended once there is room again reads back.
+TEST(FileAppenderTest, ARecordTornByAFullDiskIsCutOffAndTheRecordingReadsBack) {
+  testing::TempDir directory;
+  for (const char* setting : {"1", "0"}) {
+    setenv("LIMPWATCH_IO_URING", setting, 1);
+    std::string path = directory.File(std::string("recording") + setting);
+    std::string error;
+    auto writer = TraceWriter::Open(path, "server1", 1000, &error);
+    ASSERT_TRUE(writer) << error;
+    auto tick = [](uint64_t number) {
+      TickRecord record;
+      record.node = "server1";
+      record.tick = number;
+      record.unix_ms = number * 1000;
+      record.functions.push_back({0x1234, 5 * number, 2.5, 3});
+      return EncodeTickRecord(record);
+    };
+    ASSERT_TRUE(writer->Append(TraceRecordType::kTick, tick(1)));
+    ASSERT_TRUE(writer->Append(TraceRecordType::kTick, tick(2)));
+    ASSERT_TRUE(writer->Flush());
+    {
+      FileSizeLimit full;
+      ASSERT_TRUE(full.Set(FileSize(path) + kTraceRecordHeaderSize + 5));
+      writer->Append(TraceRecordType::kTick, tick(3));
+      EXPECT_FALSE(writer->Flush());
+    }
+    ASSERT_TRUE(writer->Append(TraceRecordType::kTick, tick(4)));
+    ASSERT_TRUE(writer->Append(TraceRecordType::kTick, tick(5)));
+    EXPECT_TRUE(writer->Flush());
+    EXPECT_EQ(writer->failed_writes(), 1u);
+    Trace trace;
+    ASSERT_TRUE(ReadTrace(path, &trace, &error)) << error;
+    EXPECT_TRUE(trace.problems.empty()) << trace.problems.front();
+    std::vector<uint64_t> read;
+    for (const TickRecord& record : trace.ticks) read.push_back(record.tick);
+    EXPECT_EQ(read, (std::vector<uint64_t>{1, 2, 4, 5})) << "with io_uring " << setting;
+  }
+  unsetenv("LIMPWATCH_IO_URING");
 }
 
 }  // namespace

@@ -279,13 +279,22 @@ TEST(OfflineCommandsTest, TrainingReadsRunsInAnyOrderAndCanPool) {
   ASSERT_EQ(forward.status, 0) << forward.output;
   ASSERT_EQ(backward.status, 0) << backward.output;
   // Both runs were read whatever the order of the files: the same windows, the same thresholds.
-  std::string windows = forward.output.substr(0, forward.output.find('\n'));
-  EXPECT_EQ(windows, backward.output.substr(0, backward.output.find('\n')));
+  auto windows_of = [](const std::string& output) { return std::stoi(output.substr(output.find(" over ") + 6)); };
+  EXPECT_EQ(windows_of(forward.output), windows_of(backward.output)) << forward.output << backward.output;
+  auto thresholds_of = [](const std::string& path) {
+    std::ifstream file(path);
+    std::string line, kept;
+    while (std::getline(file, line)) {
+      if (!line.empty() && line[0] != '#') kept += line + "\n";
+    }
+    return kept;
+  };
+  EXPECT_FALSE(thresholds_of(directory.File("forward")).empty());
+  EXPECT_EQ(thresholds_of(directory.File("forward")), thresholds_of(directory.File("backward")));
   std::string first_only;
   for (const auto& path : WriteRecordings(first, directory, "a-")) first_only += " " + path;
   CommandResult alone = RunCli("train" + first_only + " -o " + directory.File("alone"));
   ASSERT_EQ(alone.status, 0) << alone.output;
-  auto windows_of = [](const std::string& output) { return std::stoi(output.substr(output.find(" over ") + 6)); };
   EXPECT_GT(windows_of(forward.output), windows_of(alone.output)) << forward.output;
 
   CommandResult pooled = RunCli("train --pooled" + in_order + " -o " + directory.File("pooled"));

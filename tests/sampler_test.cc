@@ -199,6 +199,19 @@ TEST(SamplerTest, UnknownEventPlacementIsReportedAndTheDefaultKept) {
   EXPECT_GT(SamplesOf(sampled.snapshot, "burn_two"), 0u) << DescribeSamples(sampled.snapshot);
 }
 
+// The leak checker of a sanitizer build, run at the forked child's exit,
+// still lists the parent's threads, which the child does not have, and says
+// so on stderr; any other line stays.
+std::string WithoutForkedLeakCheckNotes(const std::string& err) {
+  std::istringstream lines(err);
+  std::string kept, line;
+  while (std::getline(lines, line)) {
+    bool note = line.rfind("==", 0) == 0 && line.find("was not suspended. False leaks are possible.") != std::string::npos;
+    if (!note) kept += line + "\n";
+  }
+  return kept;
+}
+
 TEST(SamplerTest, DaemonChildSamplesItselfIntoItsOwnSegment) {
   // fork(), the parent exits at once, the child burns one CPU second.
   SampledRun sampled = RunSampledWork({"daemon", "1"}, {"LIMPWATCH_SAMPLE_HZ=500"});
@@ -211,7 +224,7 @@ TEST(SamplerTest, DaemonChildSamplesItselfIntoItsOwnSegment) {
   EXPECT_GE(SamplesOf(child_snapshot, "child_burn"), 300u) << DescribeSamples(child_snapshot);
   // The parent's events never follow the child: no child_burn there.
   EXPECT_EQ(SamplesOf(sampled.snapshot, "child_burn"), 0u) << DescribeSamples(sampled.snapshot);
-  EXPECT_EQ(sampled.run.err, "");
+  EXPECT_EQ(WithoutForkedLeakCheckNotes(sampled.run.err), "");
 }
 
 // What a running process has: perf event descriptors, POSIX timers and

@@ -10,6 +10,7 @@ packages=(
   clang libclang-rt-14-dev
   iproute2 nftables iptables util-linux procps e2fsprogs
   autoconf automake
+  prometheus
 )
 
 missing=()

@@ -137,6 +137,7 @@ void PublishAlarm(const shm::SegmentView& segment, const Alarm& alarm) {
     record->top_function_hashes[index] =
         index < alarm.top_functions.size() ? alarm.top_functions[index].name_hash : 0;
   }
+  record->kind = static_cast<uint32_t>(alarm.kind) + 1;
   record->sequence.store(sequence, std::memory_order_release);
   ring->next_sequence.store(sequence, std::memory_order_release);
 }
@@ -147,8 +148,14 @@ std::vector<RingAlarm> ReadAlarmRing(const shm::SegmentView& segment, uint64_t a
   const shm::SegmentHeader& header = *segment.header();
   uint64_t newest = segment.alarm_ring()->next_sequence.load(std::memory_order_acquire);
   uint64_t capacity = header.alarm_capacity;
+  *last_sequence = std::max(after_sequence, newest);
+  if (after_sequence >= newest) return alarms;
   uint64_t first = std::max(after_sequence + 1, newest > capacity ? newest - capacity + 1 : 1);
-  for (uint64_t sequence = first; sequence <= newest; ++sequence) {
+  // Counted, not compared with `newest`: a sequence at the top of its range
+  // (a segment a reader cannot trust) would wrap the loop around forever.
+  uint64_t count = newest - first + 1;  // at most the capacity
+  for (uint64_t index = 0; index < count; ++index) {
+    uint64_t sequence = first + index;
     const shm::AlarmRecord* record = segment.alarm(sequence);
     if (record->sequence.load(std::memory_order_acquire) != sequence) continue;  // overwritten or being written
     RingAlarm alarm;
@@ -162,11 +169,13 @@ std::vector<RingAlarm> ReadAlarmRing(const shm::SegmentView& segment, uint64_t a
     for (uint64_t hash : record->top_function_hashes) {
       if (hash != 0) alarm.top_function_hashes.push_back(hash);
     }
+    if (record->kind >= 1 && record->kind <= static_cast<uint32_t>(AlarmKind::kErrors) + 1) {
+      alarm.kind = static_cast<AlarmKind>(record->kind - 1);
+    }
     std::atomic_thread_fence(std::memory_order_acquire);
     if (record->sequence.load(std::memory_order_relaxed) != sequence) continue;
     alarms.push_back(std::move(alarm));
   }
-  *last_sequence = std::max(after_sequence, newest);
   return alarms;
 }
 

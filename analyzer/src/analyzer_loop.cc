@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <random>
@@ -99,7 +100,21 @@ uint64_t AnalyzerLoop::NextTickUnixMs(uint64_t now_unix_ms) const {
   return next;
 }
 
+void AnalyzerLoop::CountMissedTicks() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  uint64_t now_unix_ms = uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1000000;
+  // The tick boundary this tick belongs to: it starts kTickPhaseMs after it.
+  uint64_t tick_ms = std::max<uint64_t>(setup_.config.tick_ms, 1);
+  uint64_t boundary = (now_unix_ms - std::min(now_unix_ms, kTickPhaseMs)) / tick_ms;
+  if (last_tick_boundary_ != 0 && boundary > last_tick_boundary_ + 1) {
+    ticks_missed_ += boundary - last_tick_boundary_ - 1;
+  }
+  last_tick_boundary_ = std::max(last_tick_boundary_, boundary);
+}
+
 void AnalyzerLoop::Tick(const shm::SegmentView& segment, const std::string& object_name, bool publish_alarms) {
+  CountMissedTicks();
   try {
     TickOrThrow(segment, object_name, publish_alarms);
   } catch (const std::exception& error) {
@@ -109,7 +124,16 @@ void AnalyzerLoop::Tick(const shm::SegmentView& segment, const std::string& obje
     ++tick_failures_;
     setup_.log("analyzer: tick failed; continuing");
   }
+  // Writes that failed since the last append are counted now, not at the next one.
+  if (recording_) recording_->Collect();
+  if (alarms_file_) alarms_file_->Collect();
   if (publish_alarms) PublishHealth(segment);
+}
+
+void AnalyzerLoop::Finish(const shm::SegmentView& segment) {
+  if (recording_) recording_->Flush();
+  if (alarms_file_) alarms_file_->Flush();
+  PublishHealth(segment);
 }
 
 void AnalyzerLoop::PublishHealth(const shm::SegmentView& segment) const {
@@ -122,7 +146,15 @@ void AnalyzerLoop::PublishHealth(const shm::SegmentView& segment) const {
                                         : recording_->uses_io_uring() ? shm::AnalyzerPath::kIoUring
                                                                       : shm::AnalyzerPath::kPlainCalls),
                                std::memory_order_relaxed);
-  health->alarms_failed_writes.store(alarms_file_ ? alarms_file_->failed_writes() : 0, std::memory_order_relaxed);
+  health->alarms_failed_writes.store((alarms_file_ ? alarms_file_->failed_writes() : 0) + alarms_unopened_,
+                                     std::memory_order_relaxed);
+  shm::AnalyzerShedding* shedding = segment.analyzer_shedding();
+  shedding->summaries_late.store(diagnoser_.late_summaries(), std::memory_order_relaxed);
+  shedding->ticks_missed.store(ticks_missed_, std::memory_order_relaxed);
+  uint32_t refused = 0;
+  if (recording_ && recording_->io_uring_refused()) refused |= shm::kRingOfRecording;
+  if (alarms_file_ && alarms_file_->io_uring_refused()) refused |= shm::kRingOfAlarmsFile;
+  if (refused != 0) shedding->io_uring_refused.fetch_or(refused, std::memory_order_relaxed);
 }
 
 void AnalyzerLoop::TickOrThrow(const shm::SegmentView& segment, const std::string& object_name,
@@ -183,8 +215,8 @@ void AnalyzerLoop::Raise(const Alarm& window_alarm, const shm::SegmentView& segm
   bool queued = true;
   if (!setup_.alarms_path.empty()) {
     std::string line = AlarmToJson(alarm) + '\n';
-    queued = (alarms_file_ || OpenAlarmsFile()) &&
-             alarms_file_->Append(std::vector<uint8_t>(line.begin(), line.end())) &&
+    if (!alarms_file_ && !OpenAlarmsFile()) ++alarms_unopened_;  // a write lost as surely as a failed one
+    queued = alarms_file_ && alarms_file_->Append(std::vector<uint8_t>(line.begin(), line.end())) &&
              alarms_file_->failed_writes() == reported_alarm_write_failures_;
     if (alarms_file_) reported_alarm_write_failures_ = alarms_file_->failed_writes();
   }

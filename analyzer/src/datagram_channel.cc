@@ -20,13 +20,6 @@ namespace {
 // (the kernel caps it at net.core.rmem_max).
 constexpr int kReceiveSocketBufferBytes = 1 << 20;
 
-bool IoUringForcedOff() {
-  const char* value = std::getenv(kIoUringVariable);
-  if (value == nullptr) return false;
-  std::string_view text(value);
-  return text == "0" || text == "off" || text == "no" || text == "false";
-}
-
 constexpr int kBindAttempts = 50;
 constexpr long kBindRetryPauseNs = 100'000'000;
 
@@ -94,6 +87,13 @@ DatagramDestination DatagramChannel::DestinationFor(const PeerAddress& address) 
   DatagramDestination destination{};
   destination.length = address.ToSockaddr(socket_family_, &destination.address);
   return destination;
+}
+
+bool IoUringForcedOff() {
+  const char* value = std::getenv(kIoUringVariable);
+  if (value == nullptr) return false;
+  std::string_view text(value);
+  return text == "0" || text == "off" || text == "no" || text == "false";
 }
 
 std::unique_ptr<DatagramChannel> OpenDatagramChannel(const ChannelOptions& options, std::string* fallback_reason,

@@ -22,7 +22,8 @@ std::string PeerCounters::ToString() const {
                      " received=" + std::to_string(received) + " accepted=" + std::to_string(accepted) +
                      " accepted_unverified=" + std::to_string(accepted_unverified) +
                      " new_streams=" + std::to_string(new_streams) + " receive_errors=" + std::to_string(receive_errors) +
-                     " internal_errors=" + std::to_string(internal_errors);
+                     " internal_errors=" + std::to_string(internal_errors) +
+                     " senders_forgotten=" + std::to_string(senders_forgotten);
   for (size_t i = 1; i < rejected.size(); ++i) {
     if (rejected[i] != 0) {
       text += " rejected.";

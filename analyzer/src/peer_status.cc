@@ -38,4 +38,16 @@ void PublishPeerStatus(const shm::SegmentView& segment, const PeerTable& table, 
   block->sequence.store(sequence + 2, std::memory_order_release);
 }
 
+void PublishExchangeShedding(const shm::SegmentView& segment, const PeerCounters& counters, bool io_uring_refused) {
+  static_assert(kDecodeErrorCount <= shm::kPeerRejectionClasses, "the segment has a slot for every rejection class");
+  shm::AnalyzerShedding* shedding = segment.analyzer_shedding();
+  for (size_t index = 1; index < kDecodeErrorCount; ++index) {
+    shedding->datagrams_rejected[index].store(counters.rejected[index], std::memory_order_relaxed);
+  }
+  shedding->datagram_receive_errors.store(counters.receive_errors, std::memory_order_relaxed);
+  shedding->exchange_internal_errors.store(counters.internal_errors, std::memory_order_relaxed);
+  shedding->replay_senders_forgotten.store(counters.senders_forgotten, std::memory_order_relaxed);
+  if (io_uring_refused) shedding->io_uring_refused.fetch_or(shm::kRingOfExchange, std::memory_order_relaxed);
+}
+
 }  // namespace limpwatch::analyzer

@@ -17,6 +17,7 @@ struct AtomicCounters {
   std::atomic<uint64_t> accepted_unverified{0};
   std::atomic<uint64_t> new_streams{0};
   std::atomic<uint64_t> internal_errors{0};
+  std::atomic<uint64_t> senders_forgotten{0};  // the replay guard's evictions, mirrored after each Poll
   // Mirrors of the channel's own counters, refreshed after each call.
   std::atomic<uint64_t> sends{0};
   std::atomic<uint64_t> send_errors{0};
@@ -95,6 +96,7 @@ class PeerTransport::Impl {
       }
       accepted.push_back(std::move(result));
     }
+    counters_.senders_forgotten.store(replay_.evictions(), std::memory_order_relaxed);
     return accepted;
   }
 
@@ -111,6 +113,7 @@ class PeerTransport::Impl {
     snapshot.new_streams = load(counters_.new_streams);
     snapshot.receive_errors = load(counters_.receive_errors);
     snapshot.internal_errors = load(counters_.internal_errors);
+    snapshot.senders_forgotten = load(counters_.senders_forgotten);
     for (size_t i = 0; i < kDecodeErrorCount; ++i) snapshot.rejected[i] = load(counters_.rejected[i]);
     return snapshot;
   }
@@ -125,6 +128,9 @@ class PeerTransport::Impl {
   const PeerTable& table() const { return table_; }
   const DatagramChannel& channel() const { return *channel_; }
   const std::string& fallback_reason() const { return fallback_reason_; }
+  bool io_uring_refused() const {
+    return options_.io == IoPreference::kAuto && channel_->path() == IoPath::kPlainSockets && !IoUringForcedOff();
+  }
 
  private:
   DecodeError Admit(ReceivedDatagram& datagram, ReceivedSummary* result) {
@@ -250,6 +256,7 @@ const PeerTable& PeerTransport::peer_table() const { return impl_->table(); }
 std::string PeerTransport::last_rejection() const { return impl_->last_rejection(); }
 IoPath PeerTransport::io_path() const { return impl_->channel().path(); }
 const std::string& PeerTransport::fallback_reason() const { return impl_->fallback_reason(); }
+bool PeerTransport::io_uring_refused() const { return impl_->io_uring_refused(); }
 PeerAddress PeerTransport::local_address() const { return impl_->channel().local_address(); }
 bool PeerTransport::authenticated() const { return impl_->keyed(); }
 

@@ -93,6 +93,11 @@ bool ParseNumber(const std::string& text, double* value) {
   return end != trimmed.c_str() && *end == '\0' && std::isfinite(*value);
 }
 
+// From 1970 to the end of year 9999 (what four digits of ISO 8601 year
+// reach): time before the epoch has no tick number, and the seed rule's
+// ticks are whole seconds in 64 bits.
+bool InTimestampRange(double unix_seconds) { return unix_seconds >= 0 && unix_seconds < 253402300800.0; }
+
 int FindColumn(const std::vector<std::string>& header, const std::vector<const char*>& names) {
   for (const char* name : names) {
     for (size_t index = 0; index < header.size(); ++index) {
@@ -108,8 +113,9 @@ bool ParseTimestamp(const std::string& raw, double* unix_seconds) {
   std::string text = Trim(raw);
   double number = 0;
   if (ParseNumber(text, &number)) {
-    if (number < 0) return false;
-    *unix_seconds = number > 1e11 ? number / 1000.0 : number;  // milliseconds when too large for seconds
+    double seconds = number > 1e11 ? number / 1000.0 : number;  // milliseconds when too large for seconds
+    if (!InTimestampRange(seconds)) return false;
+    *unix_seconds = seconds;
     return true;
   }
   // YYYY-MM-DD[T ]hh:mm[:ss[.fff]][Z|+hh:mm|-hh:mm]
@@ -151,7 +157,9 @@ bool ParseTimestamp(const std::string& raw, double* unix_seconds) {
   date.tm_min = minute;
   time_t seconds = timegm(&date);
   if (seconds == time_t(-1)) return false;
-  *unix_seconds = double(seconds) + second - offset_s;
+  double result = double(seconds) + second - offset_s;
+  if (!InTimestampRange(result)) return false;
+  *unix_seconds = result;
   return true;
 }
 
@@ -184,11 +192,24 @@ bool ReadSeriesCsv(const std::string& text, const std::string& path, const Serie
   }
   std::vector<size_t> metric_columns;
   std::vector<std::string> names;
+  std::set<std::string> taken;
   for (size_t index = 0; index < header.size(); ++index) {
     if (int(index) == time_column || int(index) == peer_column) continue;
     metric_columns.push_back(index);
     std::string name = Trim(header[index]);
-    names.push_back(name.empty() ? "column" + std::to_string(index + 1) : name);
+    if (name.empty()) name = "column" + std::to_string(index + 1);
+    // A column becomes a feature keyed by the hash of its name: two columns
+    // of one name would be summed into one feature. The later is renamed.
+    std::string unique = name;
+    for (int repeat = 1; !taken.insert(unique).second; ++repeat) {
+      std::string again = repeat > 1 ? ", " + std::to_string(repeat) : "";
+      unique = name + " (column " + std::to_string(index + 1) + again + ")";
+    }
+    if (unique != name) {
+      table->problems.push_back(path + ":1: column " + std::to_string(index + 1) + " repeats the name '" + name +
+                                "': read as '" + unique + "'");
+    }
+    names.push_back(unique);
   }
   if (table->columns.empty() && table->pending.empty()) {
     table->columns = names;

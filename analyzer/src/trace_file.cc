@@ -35,7 +35,8 @@ std::unique_ptr<TraceWriter> TraceWriter::Open(const std::string& path, const st
                                                std::string* error) {
   std::unique_ptr<TraceWriter> writer(new TraceWriter());
   std::string problem;
-  writer->file_ = FileAppender::Open(path, &problem);
+  // The recording is this server's alone: a record torn by a full disk is cut off again.
+  writer->file_ = FileAppender::Open(path, &problem, FileAppender::TornWrite::kCutBack);
   if (!writer->file_) {
     *error = "recording: " + problem;
     return nullptr;
@@ -51,10 +52,15 @@ TraceWriter::~TraceWriter() = default;
 
 bool TraceWriter::uses_io_uring() const { return file_->uses_io_uring(); }
 
-uint64_t TraceWriter::failed_writes() const { return file_->failed_writes(); }
+bool TraceWriter::io_uring_refused() const { return file_->io_uring_refused(); }
+
+uint64_t TraceWriter::failed_writes() const { return file_->failed_writes() + oversized_records_; }
 
 bool TraceWriter::Append(TraceRecordType type, const std::vector<uint8_t>& payload) {
-  if (payload.size() > kTraceMaxPayload) return false;
+  if (payload.size() > kTraceMaxPayload) {
+    ++oversized_records_;
+    return false;
+  }
   ByteWriter record;
   record.U32(static_cast<uint32_t>(type));
   record.U32(static_cast<uint32_t>(payload.size()));
@@ -68,6 +74,8 @@ bool TraceWriter::Append(TraceRecordType type, const std::vector<uint8_t>& paylo
 }
 
 bool TraceWriter::Flush() { return file_->Flush(); }
+
+void TraceWriter::Collect() { file_->Collect(); }
 
 bool ReadTrace(const std::string& path, Trace* trace, std::string* error) {
   std::ifstream file(path, std::ios::binary);

@@ -62,6 +62,7 @@ class TransportExchange : public SummaryExchange {
   void PublishStatus(const shm::SegmentView& segment) override {
     PeerCounters counters = transport_->counters();
     PublishPeerStatus(segment, transport_->peer_table(), counters, RealtimeNowMs());
+    PublishExchangeShedding(segment, counters, transport_->io_uring_refused());
     shm::AnalyzerHealth* health = segment.analyzer_health();
     health->summaries_unsent.store(counters.encode_errors, std::memory_order_relaxed);
     health->exchange_path.store(uint32_t(transport_->io_path() == IoPath::kIoUring ? shm::AnalyzerPath::kIoUring

@@ -128,6 +128,7 @@ void RunAnalyzer(uint32_t epoch) {
     std::string object = shm::SegmentObjectName(segment.header()->name, pid_t(segment.header()->owner_pid));
     loop.Tick(segment, object, true);
   }
+  loop.Finish(runtime::CurrentSegmentView());
 }
 
 void* AnalyzerThreadMain(void* argument) {

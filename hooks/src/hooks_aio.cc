@@ -24,7 +24,7 @@ Function Real(Function resolved, const char* name) {
 }
 
 int RealAioError(const aiocb* control_block) {
-  auto real = Real(g_real.aio_error, "aio_error");
+  auto real = Real(RealOf(g_real.aio_error), "aio_error");
   return real != nullptr ? real(control_block) : EINVAL;
 }
 
@@ -154,69 +154,70 @@ ssize_t Reap(aiocb* control_block, ssize_t (*real)(aiocb*)) {
 }  // namespace limpwatch::hooks
 
 using limpwatch::hooks::g_real;
+using limpwatch::hooks::RealOf;
 using limpwatch::hooks::Real;
 using limpwatch::shm::IoOperation;
 
 LW_INTERPOSED int aio_read(aiocb* control_block) noexcept {
-  auto real = Real(g_real.aio_read, "aio_read");
+  auto real = Real(RealOf(g_real.aio_read), "aio_read");
   return limpwatch::hooks::SubmitOne(control_block, IoOperation::kRead, [&] { return real != nullptr ? real(control_block) : (errno = ENOSYS, -1); });
 }
 
 LW_INTERPOSED int aio_read64(aiocb64* control_block) noexcept {
-  auto real = Real(g_real.aio_read64, "aio_read64");
+  auto real = Real(RealOf(g_real.aio_read64), "aio_read64");
   return limpwatch::hooks::SubmitOne(reinterpret_cast<aiocb*>(control_block), IoOperation::kRead,
                                      [&] { return real != nullptr ? real(control_block) : (errno = ENOSYS, -1); });
 }
 
 LW_INTERPOSED int aio_write(aiocb* control_block) noexcept {
-  auto real = Real(g_real.aio_write, "aio_write");
+  auto real = Real(RealOf(g_real.aio_write), "aio_write");
   return limpwatch::hooks::SubmitOne(control_block, IoOperation::kWrite, [&] { return real != nullptr ? real(control_block) : (errno = ENOSYS, -1); });
 }
 
 LW_INTERPOSED int aio_write64(aiocb64* control_block) noexcept {
-  auto real = Real(g_real.aio_write64, "aio_write64");
+  auto real = Real(RealOf(g_real.aio_write64), "aio_write64");
   return limpwatch::hooks::SubmitOne(reinterpret_cast<aiocb*>(control_block), IoOperation::kWrite,
                                      [&] { return real != nullptr ? real(control_block) : (errno = ENOSYS, -1); });
 }
 
 LW_INTERPOSED int aio_fsync(int operation, aiocb* control_block) noexcept {
-  auto real = Real(g_real.aio_fsync, "aio_fsync");
+  auto real = Real(RealOf(g_real.aio_fsync), "aio_fsync");
   return limpwatch::hooks::SubmitOne(control_block, IoOperation::kSync,
                                      [&] { return real != nullptr ? real(operation, control_block) : (errno = ENOSYS, -1); });
 }
 
 LW_INTERPOSED int aio_fsync64(int operation, aiocb64* control_block) noexcept {
-  auto real = Real(g_real.aio_fsync64, "aio_fsync64");
+  auto real = Real(RealOf(g_real.aio_fsync64), "aio_fsync64");
   return limpwatch::hooks::SubmitOne(reinterpret_cast<aiocb*>(control_block), IoOperation::kSync,
                                      [&] { return real != nullptr ? real(operation, control_block) : (errno = ENOSYS, -1); });
 }
 
 LW_INTERPOSED int lio_listio(int mode, aiocb* const list[], int count, sigevent* notification) noexcept {
-  return limpwatch::hooks::ListIo(mode, list, count, notification, Real(g_real.lio_listio, "lio_listio"));
+  return limpwatch::hooks::ListIo(mode, list, count, notification, Real(RealOf(g_real.lio_listio), "lio_listio"));
 }
 
 LW_INTERPOSED int lio_listio64(int mode, aiocb64* const list[], int count, sigevent* notification) noexcept {
-  auto real = Real(g_real.lio_listio64, "lio_listio64");
+  auto real = Real(RealOf(g_real.lio_listio64), "lio_listio64");
   return limpwatch::hooks::ListIo(mode, reinterpret_cast<aiocb* const*>(list), count, notification,
                                   reinterpret_cast<int (*)(int, aiocb* const[], int, sigevent*)>(real));
 }
 
 LW_INTERPOSED int aio_error(const aiocb* control_block) noexcept {
-  return limpwatch::hooks::ErrorOf(control_block, Real(g_real.aio_error, "aio_error"));
+  return limpwatch::hooks::ErrorOf(control_block, Real(RealOf(g_real.aio_error), "aio_error"));
 }
 
 LW_INTERPOSED int aio_error64(const aiocb64* control_block) noexcept {
-  auto real = Real(g_real.aio_error64, "aio_error64");
+  auto real = Real(RealOf(g_real.aio_error64), "aio_error64");
   return limpwatch::hooks::ErrorOf(reinterpret_cast<const aiocb*>(control_block),
                                    reinterpret_cast<int (*)(const aiocb*)>(real));
 }
 
 LW_INTERPOSED ssize_t aio_return(aiocb* control_block) noexcept {
-  return limpwatch::hooks::Reap(control_block, Real(g_real.aio_return, "aio_return"));
+  return limpwatch::hooks::Reap(control_block, Real(RealOf(g_real.aio_return), "aio_return"));
 }
 
 LW_INTERPOSED ssize_t aio_return64(aiocb64* control_block) noexcept {
-  auto real = Real(g_real.aio_return64, "aio_return64");
+  auto real = Real(RealOf(g_real.aio_return64), "aio_return64");
   return limpwatch::hooks::Reap(reinterpret_cast<aiocb*>(control_block),
                                 reinterpret_cast<ssize_t (*)(aiocb*)>(real));
 }

@@ -91,6 +91,7 @@ mode_t ModeArgument(int flags, va_list arguments) {
 using limpwatch::hooks::CountedCall;
 using limpwatch::hooks::CountedOpen;
 using limpwatch::hooks::g_real;
+using limpwatch::hooks::RealOf;
 using limpwatch::hooks::RawSyscall;
 using limpwatch::shm::IoOperation;
 
@@ -100,7 +101,7 @@ LW_INTERPOSED int open(const char* path, int flags, ...) {
   mode_t mode = limpwatch::hooks::ModeArgument(flags, arguments);
   va_end(arguments);
   return CountedOpen([&] {
-    if (auto real = g_real.open) return real(path, flags, mode);
+    if (auto real = RealOf(g_real.open)) return real(path, flags, mode);
     return static_cast<int>(RawSyscall(SYS_openat, AT_FDCWD, path, flags, mode));
   });
 }
@@ -111,7 +112,7 @@ LW_INTERPOSED int open64(const char* path, int flags, ...) {
   mode_t mode = limpwatch::hooks::ModeArgument(flags, arguments);
   va_end(arguments);
   return CountedOpen([&] {
-    if (auto real = g_real.open64) return real(path, flags, mode);
+    if (auto real = RealOf(g_real.open64)) return real(path, flags, mode);
     return static_cast<int>(RawSyscall(SYS_openat, AT_FDCWD, path, flags | O_LARGEFILE, mode));
   });
 }
@@ -122,7 +123,7 @@ LW_INTERPOSED int openat(int directory, const char* path, int flags, ...) {
   mode_t mode = limpwatch::hooks::ModeArgument(flags, arguments);
   va_end(arguments);
   return CountedOpen([&] {
-    if (auto real = g_real.openat) return real(directory, path, flags, mode);
+    if (auto real = RealOf(g_real.openat)) return real(directory, path, flags, mode);
     return static_cast<int>(RawSyscall(SYS_openat, directory, path, flags, mode));
   });
 }
@@ -133,21 +134,21 @@ LW_INTERPOSED int openat64(int directory, const char* path, int flags, ...) {
   mode_t mode = limpwatch::hooks::ModeArgument(flags, arguments);
   va_end(arguments);
   return CountedOpen([&] {
-    if (auto real = g_real.openat64) return real(directory, path, flags, mode);
+    if (auto real = RealOf(g_real.openat64)) return real(directory, path, flags, mode);
     return static_cast<int>(RawSyscall(SYS_openat, directory, path, flags | O_LARGEFILE, mode));
   });
 }
 
 LW_INTERPOSED int creat(const char* path, mode_t mode) {
   return CountedOpen([&] {
-    if (auto real = g_real.creat) return real(path, mode);
+    if (auto real = RealOf(g_real.creat)) return real(path, mode);
     return static_cast<int>(RawSyscall(SYS_openat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode));
   });
 }
 
 LW_INTERPOSED int creat64(const char* path, mode_t mode) {
   return CountedOpen([&] {
-    if (auto real = g_real.creat64) return real(path, mode);
+    if (auto real = RealOf(g_real.creat64)) return real(path, mode);
     return static_cast<int>(
         RawSyscall(SYS_openat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC | O_LARGEFILE, mode));
   });
@@ -156,28 +157,28 @@ LW_INTERPOSED int creat64(const char* path, mode_t mode) {
 // The _FORTIFY_SOURCE forms of open (see hooks_fortify.cc): no mode argument.
 LW_INTERPOSED int __open_2(const char* path, int flags) {
   return CountedOpen([&] {
-    if (auto real = g_real.open_2) return real(path, flags);
+    if (auto real = RealOf(g_real.open_2)) return real(path, flags);
     return static_cast<int>(RawSyscall(SYS_openat, AT_FDCWD, path, flags, 0));
   });
 }
 
 LW_INTERPOSED int __open64_2(const char* path, int flags) {
   return CountedOpen([&] {
-    if (auto real = g_real.open64_2) return real(path, flags);
+    if (auto real = RealOf(g_real.open64_2)) return real(path, flags);
     return static_cast<int>(RawSyscall(SYS_openat, AT_FDCWD, path, flags | O_LARGEFILE, 0));
   });
 }
 
 LW_INTERPOSED int __openat_2(int directory, const char* path, int flags) {
   return CountedOpen([&] {
-    if (auto real = g_real.openat_2) return real(directory, path, flags);
+    if (auto real = RealOf(g_real.openat_2)) return real(directory, path, flags);
     return static_cast<int>(RawSyscall(SYS_openat, directory, path, flags, 0));
   });
 }
 
 LW_INTERPOSED int __openat64_2(int directory, const char* path, int flags) {
   return CountedOpen([&] {
-    if (auto real = g_real.openat64_2) return real(directory, path, flags);
+    if (auto real = RealOf(g_real.openat64_2)) return real(directory, path, flags);
     return static_cast<int>(RawSyscall(SYS_openat, directory, path, flags | O_LARGEFILE, 0));
   });
 }
@@ -189,7 +190,7 @@ LW_INTERPOSED int close(int fd) {
   limpwatch::shm::FdKind kind = limpwatch::hooks::TableKind(entry);
   CountedCall call;
   call.StartSampled(kind, IoOperation::kClose);
-  int result = g_real.close ? g_real.close(fd) : static_cast<int>(RawSyscall(SYS_close, fd));
+  int result = RealOf(g_real.close) ? RealOf(g_real.close)(fd) : static_cast<int>(RawSyscall(SYS_close, fd));
   call.Stop();
   call.Count(kind, IoOperation::kClose, result != 0);
   return result;
@@ -198,13 +199,13 @@ LW_INTERPOSED int close(int fd) {
 // Not counted (not a close the program wrote), but the fds go away.
 LW_INTERPOSED int close_range(unsigned int first, unsigned int last, int flags) noexcept {
   if ((flags & CLOSE_RANGE_CLOEXEC) == 0) limpwatch::hooks::NoteFdRangeClosing(first, last);
-  if (auto real = g_real.close_range) return real(first, last, flags);
+  if (auto real = RealOf(g_real.close_range)) return real(first, last, flags);
   return static_cast<int>(RawSyscall(SYS_close_range, first, last, flags));
 }
 
 LW_INTERPOSED void closefrom(int lowest) noexcept {
   if (lowest >= 0) limpwatch::hooks::NoteFdRangeClosing(static_cast<unsigned>(lowest), UINT_MAX);
-  auto real = g_real.closefrom;
+  auto real = RealOf(g_real.closefrom);
   if (real == nullptr) real = reinterpret_cast<void (*)(int)>(limpwatch::hooks::ResolveRealCall("closefrom"));
   if (real != nullptr) {
     real(lowest);
@@ -219,7 +220,7 @@ LW_INTERPOSED void closefrom(int lowest) noexcept {
 LW_INTERPOSED int fclose(FILE* stream) {
   int fd = stream != nullptr ? fileno(stream) : -1;
   if (fd >= 0) limpwatch::hooks::NoteFdClosing(fd);
-  auto real = g_real.fclose;
+  auto real = RealOf(g_real.fclose);
   if (real == nullptr) real = reinterpret_cast<int (*)(FILE*)>(limpwatch::hooks::ResolveRealCall("fclose"));
   if (real == nullptr) {
     errno = ENOSYS;
@@ -230,21 +231,21 @@ LW_INTERPOSED int fclose(FILE* stream) {
 
 LW_INTERPOSED int dup(int source) noexcept {
   return limpwatch::hooks::CountedDuplicate(source, -1, [&] {
-    if (auto real = g_real.dup) return real(source);
+    if (auto real = RealOf(g_real.dup)) return real(source);
     return static_cast<int>(RawSyscall(SYS_dup, source));
   });
 }
 
 LW_INTERPOSED int dup2(int source, int target) noexcept {
   return limpwatch::hooks::CountedDuplicate(source, target, [&] {
-    if (auto real = g_real.dup2) return real(source, target);
+    if (auto real = RealOf(g_real.dup2)) return real(source, target);
     return static_cast<int>(RawSyscall(SYS_dup2, source, target));
   });
 }
 
 LW_INTERPOSED int dup3(int source, int target, int flags) noexcept {
   return limpwatch::hooks::CountedDuplicate(source, target, [&] {
-    if (auto real = g_real.dup3) return real(source, target, flags);
+    if (auto real = RealOf(g_real.dup3)) return real(source, target, flags);
     return static_cast<int>(RawSyscall(SYS_dup3, source, target, flags));
   });
 }
@@ -269,7 +270,7 @@ LW_INTERPOSED int fcntl(int fd, int command, ...) {
   va_start(arguments, command);
   void* argument = va_arg(arguments, void*);
   va_end(arguments);
-  return Fcntl(g_real.fcntl, fd, command, argument);
+  return Fcntl(RealOf(g_real.fcntl), fd, command, argument);
 }
 
 LW_INTERPOSED int fcntl64(int fd, int command, ...) {
@@ -277,19 +278,19 @@ LW_INTERPOSED int fcntl64(int fd, int command, ...) {
   va_start(arguments, command);
   void* argument = va_arg(arguments, void*);
   va_end(arguments);
-  return Fcntl(g_real.fcntl64, fd, command, argument);
+  return Fcntl(RealOf(g_real.fcntl64), fd, command, argument);
 }
 
 LW_INTERPOSED int pipe(int fds[2]) noexcept {
   return limpwatch::hooks::CountedPipe(fds, [&] {
-    if (auto real = g_real.pipe) return real(fds);
+    if (auto real = RealOf(g_real.pipe)) return real(fds);
     return static_cast<int>(RawSyscall(SYS_pipe2, fds, 0));
   });
 }
 
 LW_INTERPOSED int pipe2(int fds[2], int flags) noexcept {
   return limpwatch::hooks::CountedPipe(fds, [&] {
-    if (auto real = g_real.pipe2) return real(fds, flags);
+    if (auto real = RealOf(g_real.pipe2)) return real(fds, flags);
     return static_cast<int>(RawSyscall(SYS_pipe2, fds, flags));
   });
 }

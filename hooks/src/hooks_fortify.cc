@@ -14,12 +14,13 @@ extern "C" [[noreturn]] void __chk_fail(void);
 
 using limpwatch::hooks::CountedTransfer;
 using limpwatch::hooks::g_real;
+using limpwatch::hooks::RealOf;
 using limpwatch::hooks::RawSyscall;
 using limpwatch::shm::IoOperation;
 
 LW_INTERPOSED ssize_t __read_chk(int fd, void* buffer, size_t count, size_t buffer_size) {
   return CountedTransfer(fd, IoOperation::kRead, [=]() -> ssize_t {
-    if (auto real = g_real.read_chk) return real(fd, buffer, count, buffer_size);
+    if (auto real = RealOf(g_real.read_chk)) return real(fd, buffer, count, buffer_size);
     if (count > buffer_size) __chk_fail();
     return RawSyscall(SYS_read, fd, buffer, count);
   });
@@ -27,7 +28,7 @@ LW_INTERPOSED ssize_t __read_chk(int fd, void* buffer, size_t count, size_t buff
 
 LW_INTERPOSED ssize_t __pread_chk(int fd, void* buffer, size_t count, off_t offset, size_t buffer_size) {
   return CountedTransfer(fd, IoOperation::kRead, [=]() -> ssize_t {
-    if (auto real = g_real.pread_chk) return real(fd, buffer, count, offset, buffer_size);
+    if (auto real = RealOf(g_real.pread_chk)) return real(fd, buffer, count, offset, buffer_size);
     if (count > buffer_size) __chk_fail();
     return RawSyscall(SYS_pread64, fd, buffer, count, offset);
   });
@@ -35,7 +36,7 @@ LW_INTERPOSED ssize_t __pread_chk(int fd, void* buffer, size_t count, off_t offs
 
 LW_INTERPOSED ssize_t __pread64_chk(int fd, void* buffer, size_t count, off64_t offset, size_t buffer_size) {
   return CountedTransfer(fd, IoOperation::kRead, [=]() -> ssize_t {
-    if (auto real = g_real.pread64_chk) return real(fd, buffer, count, offset, buffer_size);
+    if (auto real = RealOf(g_real.pread64_chk)) return real(fd, buffer, count, offset, buffer_size);
     if (count > buffer_size) __chk_fail();
     return RawSyscall(SYS_pread64, fd, buffer, count, offset);
   });
@@ -49,7 +50,7 @@ LW_INTERPOSED ssize_t __recv_chk(int fd, void* buffer, size_t count, size_t buff
     return recv(fd, buffer, count, flags);
   }
   return CountedTransfer(fd, IoOperation::kRead, [=]() -> ssize_t {
-    if (auto real = g_real.recv_chk) return real(fd, buffer, count, buffer_size, flags);
+    if (auto real = RealOf(g_real.recv_chk)) return real(fd, buffer, count, buffer_size, flags);
     if (count > buffer_size) __chk_fail();
     return RawSyscall(SYS_recvfrom, fd, buffer, count, flags, nullptr, nullptr);
   });
@@ -62,7 +63,7 @@ LW_INTERPOSED ssize_t __recvfrom_chk(int fd, void* buffer, size_t count, size_t 
     return recvfrom(fd, buffer, count, flags, address, length);
   }
   return CountedTransfer(fd, IoOperation::kRead, [=]() -> ssize_t {
-    if (auto real = g_real.recvfrom_chk) return real(fd, buffer, count, buffer_size, flags, address, length);
+    if (auto real = RealOf(g_real.recvfrom_chk)) return real(fd, buffer, count, buffer_size, flags, address, length);
     if (count > buffer_size) __chk_fail();
     return RawSyscall(SYS_recvfrom, fd, buffer, count, flags, address, length);
   });

@@ -81,12 +81,13 @@ using limpwatch::hooks::CountedCall;
 using limpwatch::hooks::CountedTransfer;
 using limpwatch::hooks::EndpointSide;
 using limpwatch::hooks::g_real;
+using limpwatch::hooks::RealOf;
 using limpwatch::hooks::RawSyscall;
 using limpwatch::shm::IoOperation;
 
 LW_INTERPOSED ssize_t recv(int fd, void* buffer, size_t count, int flags) {
   auto receive = [=]() -> ssize_t {
-    if (auto real = g_real.recv) return real(fd, buffer, count, flags);
+    if (auto real = RealOf(g_real.recv)) return real(fd, buffer, count, flags);
     return RawSyscall(SYS_recvfrom, fd, buffer, count, flags, nullptr, nullptr);
   };
   if (__builtin_expect((flags & MSG_PEEK) != 0, 0)) return limpwatch::hooks::CountedPeek(fd, receive);
@@ -96,7 +97,7 @@ LW_INTERPOSED ssize_t recv(int fd, void* buffer, size_t count, int flags) {
 LW_INTERPOSED ssize_t recvfrom(int fd, void* buffer, size_t count, int flags, sockaddr* address,
                                socklen_t* length) {
   auto receive = [=]() -> ssize_t {
-    if (auto real = g_real.recvfrom) return real(fd, buffer, count, flags, address, length);
+    if (auto real = RealOf(g_real.recvfrom)) return real(fd, buffer, count, flags, address, length);
     return RawSyscall(SYS_recvfrom, fd, buffer, count, flags, address, length);
   };
   if (__builtin_expect((flags & MSG_PEEK) != 0, 0)) return limpwatch::hooks::CountedPeek(fd, receive);
@@ -105,7 +106,7 @@ LW_INTERPOSED ssize_t recvfrom(int fd, void* buffer, size_t count, int flags, so
 
 LW_INTERPOSED ssize_t recvmsg(int fd, msghdr* message, int flags) {
   auto receive = [=]() -> ssize_t {
-    if (auto real = g_real.recvmsg) return real(fd, message, flags);
+    if (auto real = RealOf(g_real.recvmsg)) return real(fd, message, flags);
     return RawSyscall(SYS_recvmsg, fd, message, flags);
   };
   if (__builtin_expect((flags & MSG_PEEK) != 0, 0)) return limpwatch::hooks::CountedPeek(fd, receive);
@@ -114,7 +115,7 @@ LW_INTERPOSED ssize_t recvmsg(int fd, msghdr* message, int flags) {
 
 LW_INTERPOSED ssize_t send(int fd, const void* buffer, size_t count, int flags) {
   return CountedTransfer(fd, IoOperation::kWrite, [=]() -> ssize_t {
-    if (auto real = g_real.send) return real(fd, buffer, count, flags);
+    if (auto real = RealOf(g_real.send)) return real(fd, buffer, count, flags);
     return RawSyscall(SYS_sendto, fd, buffer, count, flags, nullptr, 0);
   });
 }
@@ -122,14 +123,14 @@ LW_INTERPOSED ssize_t send(int fd, const void* buffer, size_t count, int flags) 
 LW_INTERPOSED ssize_t sendto(int fd, const void* buffer, size_t count, int flags, const sockaddr* address,
                              socklen_t length) {
   return CountedTransfer(fd, IoOperation::kWrite, [=]() -> ssize_t {
-    if (auto real = g_real.sendto) return real(fd, buffer, count, flags, address, length);
+    if (auto real = RealOf(g_real.sendto)) return real(fd, buffer, count, flags, address, length);
     return RawSyscall(SYS_sendto, fd, buffer, count, flags, address, length);
   });
 }
 
 LW_INTERPOSED ssize_t sendmsg(int fd, const msghdr* message, int flags) {
   return CountedTransfer(fd, IoOperation::kWrite, [=]() -> ssize_t {
-    if (auto real = g_real.sendmsg) return real(fd, message, flags);
+    if (auto real = RealOf(g_real.sendmsg)) return real(fd, message, flags);
     return RawSyscall(SYS_sendmsg, fd, message, flags);
   });
 }
@@ -138,7 +139,7 @@ LW_INTERPOSED int socket(int domain, int type, int protocol) noexcept {
   limpwatch::shm::FdKind kind = limpwatch::hooks::SocketKind(domain, type, protocol);
   CountedCall call;
   call.Start();
-  int fd = g_real.socket ? g_real.socket(domain, type, protocol)
+  int fd = RealOf(g_real.socket) ? RealOf(g_real.socket)(domain, type, protocol)
                          : static_cast<int>(RawSyscall(SYS_socket, domain, type, protocol));
   call.Stop();
   if (fd >= 0) {
@@ -153,7 +154,7 @@ LW_INTERPOSED int socketpair(int domain, int type, int protocol, int fds[2]) noe
   limpwatch::shm::FdKind kind = limpwatch::hooks::SocketKind(domain, type, protocol);
   CountedCall call;
   call.Start();
-  int result = g_real.socketpair ? g_real.socketpair(domain, type, protocol, fds)
+  int result = RealOf(g_real.socketpair) ? RealOf(g_real.socketpair)(domain, type, protocol, fds)
                                  : static_cast<int>(RawSyscall(SYS_socketpair, domain, type, protocol, fds));
   call.Stop();
   if (result == 0) {
@@ -168,14 +169,14 @@ LW_INTERPOSED int socketpair(int domain, int type, int protocol, int fds[2]) noe
 
 LW_INTERPOSED int accept(int listener, sockaddr* address, socklen_t* length) {
   return limpwatch::hooks::CountedAccept(listener, address, length, [&](sockaddr* peer, socklen_t* peer_length) {
-    if (auto real = g_real.accept) return real(listener, peer, peer_length);
+    if (auto real = RealOf(g_real.accept)) return real(listener, peer, peer_length);
     return static_cast<int>(RawSyscall(SYS_accept4, listener, peer, peer_length, 0));
   });
 }
 
 LW_INTERPOSED int accept4(int listener, sockaddr* address, socklen_t* length, int flags) {
   return limpwatch::hooks::CountedAccept(listener, address, length, [&](sockaddr* peer, socklen_t* peer_length) {
-    if (auto real = g_real.accept4) return real(listener, peer, peer_length, flags);
+    if (auto real = RealOf(g_real.accept4)) return real(listener, peer, peer_length, flags);
     return static_cast<int>(RawSyscall(SYS_accept4, listener, peer, peer_length, flags));
   });
 }
@@ -185,7 +186,7 @@ LW_INTERPOSED int accept4(int listener, sockaddr* address, socklen_t* length, in
 LW_INTERPOSED int connect(int fd, const sockaddr* address, socklen_t length) {
   CountedCall call;
   call.Start();
-  int result = g_real.connect ? g_real.connect(fd, address, length)
+  int result = RealOf(g_real.connect) ? RealOf(g_real.connect)(fd, address, length)
                               : static_cast<int>(RawSyscall(SYS_connect, fd, address, length));
   call.Stop();
   int error = call.counting() ? call.error() : errno;

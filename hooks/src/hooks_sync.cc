@@ -25,25 +25,26 @@ int CountedSync(int fd, Sync sync) {
 }  // namespace limpwatch::hooks
 
 using limpwatch::hooks::g_real;
+using limpwatch::hooks::RealOf;
 using limpwatch::hooks::RawSyscall;
 
 LW_INTERPOSED int fsync(int fd) {
   return limpwatch::hooks::CountedSync(fd, [&] {
-    if (auto real = g_real.fsync) return real(fd);
+    if (auto real = RealOf(g_real.fsync)) return real(fd);
     return static_cast<int>(RawSyscall(SYS_fsync, fd));
   });
 }
 
 LW_INTERPOSED int fdatasync(int fd) {
   return limpwatch::hooks::CountedSync(fd, [&] {
-    if (auto real = g_real.fdatasync) return real(fd);
+    if (auto real = RealOf(g_real.fdatasync)) return real(fd);
     return static_cast<int>(RawSyscall(SYS_fdatasync, fd));
   });
 }
 
 LW_INTERPOSED int sync_file_range(int fd, off64_t offset, off64_t count, unsigned int flags) {
   return limpwatch::hooks::CountedSync(fd, [&] {
-    if (auto real = g_real.sync_file_range) return real(fd, offset, count, flags);
+    if (auto real = RealOf(g_real.sync_file_range)) return real(fd, offset, count, flags);
     return static_cast<int>(RawSyscall(SYS_sync_file_range, fd, offset, count, flags));
   });
 }

@@ -1,5 +1,6 @@
 #include "io_accounting.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -26,7 +27,8 @@ bool ProcessReady() {
 // The slow-call threshold in ticks, once the clock is calibrated.
 void SetSlowCallTicks() {
   if (g_timing.slow_call_ticks.load(std::memory_order_relaxed) != 0 || !ProcessReady()) return;
-  double ns_per_tick = runtime::g_process.header->ns_per_tick;
+  // The service thread refines the factor while the program runs.
+  double ns_per_tick = std::atomic_ref<double>(runtime::g_process.header->ns_per_tick).load(std::memory_order_relaxed);
   if (ns_per_tick > 0) {
     g_timing.slow_call_ticks.store(static_cast<uint64_t>(double(kSlowCallNs) / ns_per_tick), std::memory_order_relaxed);
   }
@@ -79,10 +81,22 @@ void ReadFdTableSize() {
 }  // namespace
 
 bool AcquireSinkUnusual(runtime::ThreadState& thread, IoSink* sink) {
-  if (thread.in_hook != 0) return false;
+  if (thread.in_hook != 0) {
+    // A signal handler's call, in the middle of counting one of the
+    // thread's own: the process totals take it (limpwatch's own I/O, under
+    // kGuardOwnWork, is not the program's and passes through).
+    if (thread.in_hook != runtime::kGuardCounting || thread.status == runtime::ThreadStatus::kIgnored ||
+        !ProcessReady()) {
+      return false;
+    }
+    runtime::g_process.header->counters.calls_during_hooks.fetch_add(1, std::memory_order_relaxed);
+    sink->block = &runtime::CurrentSegmentView().retired()->io;
+    sink->shared = true;
+    return true;
+  }
   SetSlowCallTicks();
   if (thread.status == runtime::ThreadStatus::kUnattached) {
-    thread.in_hook = 1;
+    thread.in_hook = runtime::kGuardCounting;
     bool recording = runtime::AttachThread(thread);
     thread.in_hook = 0;
     if (recording) {

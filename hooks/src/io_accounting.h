@@ -9,7 +9,11 @@
 //
 // The guard is clear while the real call runs, so a signal handler that
 // interrupts a blocking read is traced (and its own I/O counted) like any
-// other code; it is set only while the counters are updated.
+// other code; it is set (kGuardCounting) only while the counters are
+// updated. A handler's call that lands there is counted in the process
+// totals with atomic adds (ProcessCounters::calls_during_hooks), never in
+// the thread's own counters, which the interrupted hook is updating; the
+// counting sections restore the guard they found.
 //
 // errno: the fast path never touches it (it reads it only when the call
 // failed, to count the errno); the slow paths save and restore it. The
@@ -172,7 +176,9 @@ LW_HOT void CountCall(const IoSink& sink, shm::FdKind kind, shm::IoOperation ope
 // Count() must follow Stop() whenever counting() is true.
 class CountedCall {
  public:
-  LW_HOT CountedCall() : thread_(runtime::t_thread) { counting_ = AcquireSink(thread_, &sink_); }
+  LW_HOT CountedCall() : thread_(runtime::t_thread), saved_guard_(thread_.in_hook) {
+    counting_ = AcquireSink(thread_, &sink_);
+  }
 
   LW_HOT bool counting() const { return counting_; }
   LW_HOT int error() const { return error_; }
@@ -196,14 +202,14 @@ class CountedCall {
       if (choice_.mask != nullptr) ticks_ = WeighTimedCall(choice_, ticks_);
     }
     error_ = runtime::ThreadErrno(thread_);
-    thread_.in_hook = 1;
+    thread_.in_hook = runtime::kGuardCounting;
   }
 
   LW_HOT void Count(shm::FdKind kind, shm::IoOperation operation, bool failed, uint64_t bytes = 0,
                     uint32_t role_code = 0) {
     if (!counting_) return;
     CountCall(sink_, kind, operation, failed, error_, bytes, ticks_, role_code);
-    thread_.in_hook = 0;
+    thread_.in_hook = saved_guard_;
     runtime::ThreadErrno(thread_) = error_;
   }
 
@@ -213,15 +219,16 @@ class CountedCall {
                             uint64_t ticks, bool timed) {
     if (!counting_) return;
     int saved = errno;
-    thread_.in_hook = 1;
+    thread_.in_hook = runtime::kGuardCounting;
     CountCall(sink_, kind, operation, failed, error, bytes, timed ? ticks : 0, 0);
     if (!timed) Add(sink_.block->untimed_calls, 1, sink_.shared);
-    thread_.in_hook = 0;
+    thread_.in_hook = saved_guard_;
     errno = saved;
   }
 
  private:
   runtime::ThreadState& thread_;
+  uint32_t saved_guard_;  // 0, or kGuardCounting when a signal handler's call interrupted a hook
   IoSink sink_;
   bool counting_ = false;
   TimingChoice choice_{nullptr, 1, true};  // Start(): always timed, unweighted
@@ -238,6 +245,7 @@ template <typename Call>
                                                                                    shm::IoOperation operation,
                                                                                    Call& call) -> decltype(call()) {
   runtime::ThreadState& thread = runtime::t_thread;
+  uint32_t saved_guard = thread.in_hook;
   IoSink sink;
   if (!AcquireSink(thread, &sink)) return call();
   uint64_t entry = LoadFdEntry(fd);
@@ -245,12 +253,12 @@ template <typename Call>
   auto result = call();
   uint64_t ticks = runtime::ReadTicks() - start;
   int error = errno;
-  thread.in_hook = 1;
+  thread.in_hook = runtime::kGuardCounting;
   shm::FdKind kind = IsCheckedEntry(entry) ? EntryKind(entry) : ClassifyFd(fd, entry, &entry);
   bool failed = result < 0;
   CountCall(sink, kind, operation, failed, error, failed ? 0 : static_cast<uint64_t>(result), ticks,
             EntryRoleCode(entry));
-  thread.in_hook = 0;
+  thread.in_hook = saved_guard;
   errno = error;
   return result;
 }
@@ -280,7 +288,7 @@ LW_HOT auto CountedTransfer(int fd, shm::IoOperation operation, Call call) -> de
   auto result = call();
   uint64_t ticks = 0;
   if (choice.timed) ticks = WeighTimedCall(choice, runtime::ReadTicks() - start);
-  thread.in_hook = 1;
+  thread.in_hook = runtime::kGuardCounting;  // it was clear: the fast path
   uint32_t role_code = EntryRoleCode(entry);
   if (__builtin_expect(result >= 0 && role_code == 0, 1)) {
     shm::IoCounters& counters = thread.io->counters[static_cast<uint32_t>(kind)][static_cast<uint32_t>(operation)];

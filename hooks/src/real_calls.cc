@@ -93,6 +93,12 @@ void ResolveRealCalls() {
   Resolve(&g_real.aio_error64, "aio_error64");
   Resolve(&g_real.aio_return, "aio_return");
   Resolve(&g_real.aio_return64, "aio_return64");
+
+  Resolve(&g_real.execve, "execve");
+  Resolve(&g_real.execv, "execv");
+  Resolve(&g_real.execvp, "execvp");
+  Resolve(&g_real.execvpe, "execvpe");
+  Resolve(&g_real.fexecve, "fexecve");
 }
 
 void* ResolveRealCall(const char* name) { return dlsym(RTLD_NEXT, name); }

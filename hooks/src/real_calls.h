@@ -24,6 +24,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <type_traits>
 
@@ -105,9 +106,23 @@ struct RealCalls {
   int (*aio_error64)(const aiocb64*);
   ssize_t (*aio_return)(aiocb*);
   ssize_t (*aio_return64)(aiocb64*);
+
+  int (*execve)(const char*, char* const[], char* const[]);
+  int (*execv)(const char*, char* const[]);
+  int (*execvp)(const char*, char* const[]);
+  int (*execvpe)(const char*, char* const[], char* const[]);
+  int (*fexecve)(int, char* const[], char* const[]);
 };
 
 extern RealCalls g_real;
+
+// A slot of g_real as the hooks read it: a relaxed atomic load (a plain load
+// on x86), since the constructor may fill the slots while the runtime's own
+// thread, started by an earlier constructor, already makes calls.
+template <typename Function>
+inline Function RealOf(Function& slot) {
+  return std::atomic_ref<Function>(slot).load(std::memory_order_relaxed);
+}
 
 // Resolves every pointer of g_real (idempotent; run by a constructor).
 void ResolveRealCalls();

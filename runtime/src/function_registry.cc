@@ -105,6 +105,7 @@ LW_COLD uint32_t RegisterFunction(uint64_t address, uint32_t position) {
   }
   uint32_t id = 0;
   bool has_room = AllocateId(&id);
+  SelectionReadGuard reading;
   const Selection* selection = ActiveSelection();
   bool selected = SelectsAddress(selection, address);
   uint64_t packed = Pack(address, has_room ? SelectedIdField(id, selected) : kUntrackedIdField);
@@ -177,6 +178,7 @@ LW_COLD uint32_t RegisterNamedScope(uint64_t site_address, const char* name) {
   symbol.address.store(site_address, std::memory_order_relaxed);
   symbol.state.store(static_cast<uint32_t>(shm::SymbolState::kResolved), std::memory_order_seq_cst);
   header->counters.functions_registered.fetch_add(1, std::memory_order_relaxed);
+  SelectionReadGuard reading;
   const Selection* selection = ActiveSelection();
   bool selected = ScopeSelected(selection, name);
   entry->store(Pack(site_address, SelectedIdField(id, selected)), std::memory_order_seq_cst);

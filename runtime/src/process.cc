@@ -60,6 +60,7 @@ pthread_key_t g_thread_exit_key;
 constinit bool g_process_hooks_installed = false;
 constinit std::atomic<uint64_t> g_service_epoch{0};
 constinit bool g_clock_refined = false;  // service thread only
+constinit bool g_removed_for_exec = false;  // BeforeExec removed (or marked) the segment
 
 // The tids of limpwatch's own running threads, so that code patching can
 // tell whether any thread of the program itself is running.
@@ -353,6 +354,40 @@ void LogLine(const std::string& message) {
   }
   ignored = write(STDERR_FILENO, line.data(), line.size());
   (void)ignored;
+}
+
+void BeforeExec() {
+  if (g_process.phase.load(std::memory_order_acquire) != static_cast<uint32_t>(ProcessPhase::kReady)) return;
+  if (g_process.header->owner_pid != static_cast<uint32_t>(getpid()) || g_removed_for_exec) return;
+  ThreadState& thread = t_thread;
+  uint32_t saved_guard = thread.in_hook;
+  thread.in_hook = 1;
+  int saved_errno = errno;
+  if (g_config->keep_segment) {
+    ProcessSymbolizer().PublishPendingNames(g_view);
+    g_process.header->owner_state.store(static_cast<uint32_t>(shm::OwnerState::kExited), std::memory_order_release);
+  } else {
+    g_writer->Remove();
+  }
+  g_removed_for_exec = true;
+  errno = saved_errno;
+  thread.in_hook = saved_guard;
+}
+
+void AfterFailedExec() {
+  if (!g_removed_for_exec) return;
+  ThreadState& thread = t_thread;
+  uint32_t saved_guard = thread.in_hook;
+  thread.in_hook = 1;
+  int saved_errno = errno;
+  g_removed_for_exec = false;
+  if (g_config->keep_segment) {
+    g_process.header->owner_state.store(static_cast<uint32_t>(shm::OwnerState::kRunning), std::memory_order_release);
+  } else if (std::string error; !g_writer->Republish(&error)) {
+    LogLine(error + " after a failed exec; readers no longer see this process");
+  }
+  errno = saved_errno;
+  thread.in_hook = saved_guard;
 }
 
 // Runs before the program's own constructors, so the segment exists before

@@ -37,6 +37,15 @@ int StartQuietThread(const char* name, void* (*main)(void*), void* argument);
 // end, so a caller scanning /proc/self/task errs on the side of "not ours".
 bool IsLimpwatchThread(pid_t tid);
 
+// Around an exec (hooks/src/hooks_exec.cc). An exec that succeeds replaces
+// the process's image, and nothing writes its segment again: before it, the
+// segment's name is removed (with LIMPWATCH_KEEP, the segment is marked
+// exited instead), as at exit. A forked child that execs, the usual way to
+// run another program, would otherwise leave one segment behind per child.
+// If the exec fails and returns, the segment is published again as it was.
+void BeforeExec();
+void AfterFailedExec();
+
 // One line on stderr, prefixed with "limpwatch[<pid>]: ".
 void LogLine(const std::string& message);
 

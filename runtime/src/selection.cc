@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <vector>
 
 #include "function_registry.h"
 #include "patching/call_site_patcher.h"
@@ -22,6 +24,10 @@ namespace {
 constexpr uint32_t kManifestCheckPeriodMs = 200;
 
 constinit std::atomic<const Selection*> g_active{nullptr};
+constinit std::atomic<uint32_t> g_selection_readers{0};
+// Replaced selections a reader may still hold; only the publishing thread
+// (start-up, then the service thread) touches the list.
+std::vector<std::unique_ptr<const Selection>>* g_retired = nullptr;
 
 // What identifies one version of the manifest file.
 struct FileStamp {
@@ -72,9 +78,16 @@ bool Ready() {
   return g_process.phase.load(std::memory_order_acquire) == static_cast<uint32_t>(ProcessPhase::kReady);
 }
 
+void Retire(const Selection* replaced) {
+  if (g_retired == nullptr) g_retired = new std::vector<std::unique_ptr<const Selection>>();
+  if (replaced != nullptr) g_retired->emplace_back(replaced);
+  // Sequentially consistent with the store that replaced it and with the
+  // readers' count-then-load: zero here means no reader holds a retired one.
+  if (g_selection_readers.load(std::memory_order_seq_cst) == 0) g_retired->clear();
+}
+
 void Publish(std::unique_ptr<Selection> selection) {
-  // The previous selection is deliberately leaked: a registration may be reading it.
-  g_active.store(selection.release(), std::memory_order_seq_cst);
+  Retire(g_active.exchange(selection.release(), std::memory_order_seq_cst));
   if (!Ready()) return;
   uint64_t unselected = ApplySelectionToIndex();
   g_process.header->counters.functions_unselected.store(unselected, std::memory_order_relaxed);
@@ -158,6 +171,11 @@ bool Selection::CoversCode(uint64_t address) const {
 }
 
 const Selection* ActiveSelection() { return g_active.load(std::memory_order_seq_cst); }
+
+SelectionReadGuard::SelectionReadGuard() { g_selection_readers.fetch_add(1, std::memory_order_seq_cst); }
+SelectionReadGuard::~SelectionReadGuard() { g_selection_readers.fetch_sub(1, std::memory_order_seq_cst); }
+
+size_t RetiredSelections() { return g_retired == nullptr ? 0 : g_retired->size(); }
 
 void StartSelection() {
   const char* path = std::getenv("LIMPWATCH_SELECT");

@@ -54,6 +54,22 @@ class Selection {
 // this pointer cannot miss a concurrent re-selection (see RegisterFunction).
 const Selection* ActiveSelection();
 
+// Held by a thread that decides under ActiveSelection() off the service
+// thread (a function's registration). A selection replaced while any such
+// reader is inside is retired, and freed by a later publication that finds no
+// reader inside: a reader counts itself before it loads the pointer, so once
+// the count is seen at zero after a swap, no one can still hold the old one.
+class SelectionReadGuard {
+ public:
+  SelectionReadGuard();
+  ~SelectionReadGuard();
+  SelectionReadGuard(const SelectionReadGuard&) = delete;
+  SelectionReadGuard& operator=(const SelectionReadGuard&) = delete;
+};
+
+// Selections replaced and not yet freed (for the tests).
+size_t RetiredSelections();
+
 // The decision for a code address under `selection` (null: selected).
 inline bool SelectsAddress(const Selection* selection, uint64_t address) {
   return selection == nullptr || selection->SelectsAddress(address);

@@ -50,6 +50,10 @@ LW_COLD bool AttachThread(ThreadState& thread);  // true when the thread now rec
 LW_COLD void EnterUnusual(ThreadState& thread, uint64_t address, uint32_t id);
 LW_COLD void ExitUnusual(ThreadState& thread, uint64_t address, uint64_t now);
 LW_COLD void CountCallWithoutSlot();
+// A call of the program's made while limpwatch was at work on its thread (a
+// signal handler that interrupted a hook, a thread past its exit handler):
+// counted in the retired totals, without a frame or a time.
+LW_COLD void CountCallDuringHook(uint64_t id_field);
 LW_COLD void NoteTouchedFunction(ThreadState& thread, uint32_t id);
 
 LW_HOT void Bump(std::atomic<uint64_t>& counter, uint64_t amount) {
@@ -125,8 +129,12 @@ LW_HOT void NoteUnselectedHook(uint64_t return_address, uint64_t address, patchi
     return;
   }
   ThreadState& thread = t_thread;
-  if (thread.in_hook) return;
-  thread.in_hook = 1;
+  if (thread.in_hook) {
+    // limpwatch's own code is never instrumented: this is the program's.
+    if (thread.status != ThreadStatus::kIgnored) CountCallDuringHook(id_field);
+    return;
+  }
+  thread.in_hook = kGuardCounting;
   if (__builtin_expect(thread.status == ThreadStatus::kRecording, 1) || AttachThread(thread)) {
     PushFrame(thread, address, id_field);
   } else if (thread.status == ThreadStatus::kNoSlot) {
@@ -143,7 +151,7 @@ LW_HOT void NoteUnselectedHook(uint64_t return_address, uint64_t address, patchi
   }
   ThreadState& thread = t_thread;
   if (thread.in_hook) return;
-  thread.in_hook = 1;
+  thread.in_hook = kGuardCounting;
   if (__builtin_expect(thread.status == ThreadStatus::kRecording, 1)) {
     uint32_t depth = thread.depth;
     if (__builtin_expect(depth - 1 < thread.stack_depth, 1) &&

@@ -33,8 +33,18 @@ enum class ThreadStatus : uint32_t {
 // every known function.
 inline constexpr uint32_t kTouchedFunctionCapacity = 128;
 
+// ThreadState::in_hook, the recursion guard: 0 while the thread runs the
+// program's own code; else the hooks it runs into pass through. A hook
+// counting one of the program's calls sets kGuardCounting; everything else
+// limpwatch does on a thread (start-up, logging, its own threads) sets
+// kGuardOwnWork. Only a signal handler can run the program's code while a
+// hook counts: its calls are counted apart (tracer.cc, io_accounting.cc), as
+// are those of a thread past its exit handler.
+inline constexpr uint32_t kGuardOwnWork = 1;
+inline constexpr uint32_t kGuardCounting = 2;
+
 struct ThreadState {
-  uint32_t in_hook;  // recursion guard
+  uint32_t in_hook;  // recursion guard: 0, kGuardOwnWork or kGuardCounting
   ThreadStatus status;
   uint32_t depth;        // logical shadow-stack depth (may exceed stack_depth)
   uint32_t stack_depth;  // frames stored in the slot
@@ -67,7 +77,9 @@ extern thread_local ThreadState t_thread [[gnu::tls_model("initial-exec")]];
 // the hooks it runs into are ignored, and the program's errno is kept.
 class OwnWorkSection {
  public:
-  OwnWorkSection() : thread_(t_thread), saved_guard_(thread_.in_hook), saved_errno_(errno) { thread_.in_hook = 1; }
+  OwnWorkSection() : thread_(t_thread), saved_guard_(thread_.in_hook), saved_errno_(errno) {
+    thread_.in_hook = kGuardOwnWork;
+  }
   ~OwnWorkSection() {
     errno = saved_errno_;
     thread_.in_hook = saved_guard_;

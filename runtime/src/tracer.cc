@@ -235,6 +235,23 @@ LW_COLD void CountCallWithoutSlot() {
   g_process.header->counters.calls_without_slot.fetch_add(1, std::memory_order_relaxed);
 }
 
+// The thread's own counters and stack may be halfway through an update that
+// this call interrupted: the retired totals, written with atomic adds, take
+// it. A function not registered yet is not registered here (the registry's
+// insertion may be what was interrupted): the call is counted as lost.
+LW_COLD void CountCallDuringHook(uint64_t id_field) {
+  if (g_process.phase.load(std::memory_order_acquire) != static_cast<uint32_t>(ProcessPhase::kReady)) return;
+  uint32_t id = id_field == kIdFieldAbsent ? shm::kNoFunction : DecodeIdField(id_field);
+  if (id == kUnselectedFunction) return;  // not traced: none of its calls is counted
+  shm::ProcessCounters& counters = g_process.header->counters;
+  counters.calls_during_hooks.fetch_add(1, std::memory_order_relaxed);
+  if (id >= g_process.max_functions) {
+    counters.calls_during_hooks_lost.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  CurrentSegmentView().retired_counters()[id].calls.fetch_add(1, std::memory_order_relaxed);
+}
+
 }  // namespace limpwatch::runtime
 
 extern "C" {

@@ -4,8 +4,10 @@
 #include <boost/interprocess/mapped_region.hpp>
 #include <boost/interprocess/permissions.hpp>
 #include <boost/interprocess/shared_memory_object.hpp>
+#include <sys/mman.h>
 #include <time.h>
 
+#include <cerrno>
 #include <cstring>
 
 namespace limpwatch::shm {
@@ -111,6 +113,35 @@ std::unique_ptr<SegmentWriter> SegmentWriter::Create(const std::string& object_n
 SegmentWriter::~SegmentWriter() = default;
 
 void SegmentWriter::Remove() { bip::shared_memory_object::remove(object_name_.c_str()); }
+
+bool SegmentWriter::Republish(std::string* error) {
+  void* base = mapping_->region.get_address();
+  try {
+    bip::permissions owner_only(0600);
+    bip::shared_memory_object object(bip::create_only, object_name_.c_str(), bip::read_write, owner_only);
+    try {
+      object.truncate(static_cast<bip::offset_t>(size_));
+      {
+        bip::mapped_region copy(object, bip::read_write, 0, size_);
+        std::memcpy(copy.get_address(), base, size_);
+      }
+      int fd = object.get_mapping_handle().handle;
+      if (mmap(base, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+        *error = "segment '" + object_name_ + "': cannot map it again: " + std::strerror(errno);
+        bip::shared_memory_object::remove(object_name_.c_str());
+        return false;
+      }
+    } catch (const bip::interprocess_exception&) {
+      bip::shared_memory_object::remove(object_name_.c_str());
+      throw;
+    }
+    mapping_->object.swap(object);
+  } catch (const bip::interprocess_exception& e) {
+    *error = "segment '" + object_name_ + "': cannot publish it again: " + e.what();
+    return false;
+  }
+  return true;
+}
 
 std::unique_ptr<SegmentReader> SegmentReader::Open(const std::string& object_name, std::string* error) {
   std::unique_ptr<SegmentReader> reader(new SegmentReader());

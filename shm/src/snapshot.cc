@@ -4,6 +4,7 @@
 #include <x86intrin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 
@@ -89,6 +90,20 @@ void CopyUnderSequenceLock(const std::atomic<uint64_t>& sequence, CopyFields cop
       return;
     }
   }
+}
+
+void CopyAnalyzerShedding(const AnalyzerShedding& shedding, AnalyzerSheddingValues* out) {
+  AnalyzerSheddingValues values;
+  for (uint32_t index = 0; index < kPeerRejectionClasses; ++index) {
+    values.datagrams_rejected[index] = shedding.datagrams_rejected[index].load(std::memory_order_relaxed);
+  }
+  values.datagram_receive_errors = shedding.datagram_receive_errors.load(std::memory_order_relaxed);
+  values.exchange_internal_errors = shedding.exchange_internal_errors.load(std::memory_order_relaxed);
+  values.replay_senders_forgotten = shedding.replay_senders_forgotten.load(std::memory_order_relaxed);
+  values.summaries_late = shedding.summaries_late.load(std::memory_order_relaxed);
+  values.ticks_missed = shedding.ticks_missed.load(std::memory_order_relaxed);
+  values.io_uring_refused = shedding.io_uring_refused.load(std::memory_order_relaxed);
+  *out = values;
 }
 
 void CopyPeerStatus(const PeerStatusBlock& block, PeerStatusValues* out) {
@@ -293,7 +308,8 @@ void TakeSnapshot(const SegmentView& view, const std::string& object_name, Snaps
   out->version_minor = header.version_minor;
   out->segment_size = header.segment_size;
   out->clock_source = static_cast<ClockSource>(header.clock_source);
-  out->ns_per_tick = header.ns_per_tick;
+  // Refined by the owner's service thread while the program runs.
+  out->ns_per_tick = std::atomic_ref<const double>(header.ns_per_tick).load(std::memory_order_relaxed);
   out->max_functions = header.max_functions;
   out->max_threads = header.max_threads;
   out->stack_depth = header.stack_depth;
@@ -320,6 +336,7 @@ void TakeSnapshot(const SegmentView& view, const std::string& object_name, Snaps
   ReadNodeMetrics(*view.node_metrics(), &out->node_metrics);
   CopyPeerStatus(*view.peer_status(), &out->peer_status);
   CopyAnalyzerHealth(*view.analyzer_health(), &out->analyzer_health);
+  CopyAnalyzerShedding(*view.analyzer_shedding(), &out->analyzer_shedding);
 
   const ProcessCounters& counters = header.counters;
   out->functions_registered = counters.functions_registered.load(std::memory_order_relaxed);
@@ -330,6 +347,8 @@ void TakeSnapshot(const SegmentView& view, const std::string& object_name, Snaps
   out->threads_without_slot = counters.threads_without_slot.load(std::memory_order_relaxed);
   out->calls_without_slot = counters.calls_without_slot.load(std::memory_order_relaxed);
   out->forks_followed = counters.forks_followed.load(std::memory_order_relaxed);
+  out->calls_during_hooks = counters.calls_during_hooks.load(std::memory_order_relaxed);
+  out->calls_during_hooks_lost = counters.calls_during_hooks_lost.load(std::memory_order_relaxed);
   out->service_heartbeat_ns = header.service_heartbeat_ns.load(std::memory_order_relaxed);
 }
 

@@ -4,12 +4,16 @@
 // being valid datagrams and on mutations that respect their structure
 // (length fields, counts, tags re-signed by the target itself).
 //
-// Takes libFuzzer's spelling of what it needs, so the CTest command is the
+// Takes libFuzzer's spelling of what it needs, so the CTest commands are the
 // same for both engines: -max_total_time=<seconds> [-seed=<n>]
-// [-artifact_prefix=<path prefix>] <corpus dirs...>. Other -flags are
-// ignored. When an input crashes the target (a trap or an abort: a broken
-// invariant or a sanitizer report), it is written to <prefix>crash-standalone
-// before the process dies, as libFuzzer would.
+// [-timeout=<seconds>] [-artifact_prefix=<path prefix>] <corpus dirs...>.
+// Other -flags are ignored. When an input crashes the target (a trap or an
+// abort: a broken invariant or a sanitizer report), it is written to
+// <prefix>crash-standalone before the process dies, as libFuzzer would; one
+// that runs longer than the timeout (default 1200 s, libFuzzer's) to
+// <prefix>timeout-standalone. Given files rather than directories, it runs
+// each once and stops, as libFuzzer does: that is how kept crash inputs are
+// replayed.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -35,22 +39,31 @@ using Bytes = std::vector<uint8_t>;
 // What the crash handler needs, set before it can run.
 const Bytes* current_input = nullptr;
 std::string crash_path = "crash-standalone";
+std::string timeout_path = "timeout-standalone";
 
 void SaveInputAndDie(int signal_number) {
   // Only async-signal-safe calls here.
   if (current_input != nullptr) {
-    int fd = ::open(crash_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const std::string& path = signal_number == SIGALRM ? timeout_path : crash_path;
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
       ssize_t ignored = ::write(fd, current_input->data(), current_input->size());
       (void)ignored;
       ::close(fd);
     }
-    static const char kMessage[] = "standalone fuzz driver: crashing input saved\n";
-    ssize_t ignored = ::write(2, kMessage, sizeof(kMessage) - 1);
+    static const char kCrash[] = "standalone fuzz driver: crashing input saved\n";
+    static const char kTimeout[] = "standalone fuzz driver: input ran past the timeout, saved\n";
+    bool timeout = signal_number == SIGALRM;
+    ssize_t ignored = ::write(2, timeout ? kTimeout : kCrash, timeout ? sizeof(kTimeout) - 1 : sizeof(kCrash) - 1);
     (void)ignored;
   }
   ::signal(signal_number, SIG_DFL);
   ::raise(signal_number);
+}
+
+Bytes ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return Bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 std::vector<Bytes> LoadCorpus(const std::vector<std::string>& directories) {
@@ -58,9 +71,7 @@ std::vector<Bytes> LoadCorpus(const std::vector<std::string>& directories) {
   for (const auto& directory : directories) {
     std::error_code error;
     for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
-      if (!entry.is_regular_file()) continue;
-      std::ifstream in(entry.path(), std::ios::binary);
-      corpus.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      if (entry.is_regular_file()) corpus.push_back(ReadFile(entry.path()));
     }
   }
   return corpus;
@@ -138,23 +149,46 @@ class Mutator {
   std::mt19937_64 random_;
 };
 
+// Runs `input` with the timeout armed.
+void Run(const Bytes& input, unsigned timeout_seconds) {
+  current_input = &input;
+  ::alarm(timeout_seconds);
+  LLVMFuzzerTestOneInput(input.data(), input.size());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   double seconds = 20;
+  unsigned timeout_seconds = 1200;
   uint64_t seed = std::random_device{}();
   std::vector<std::string> directories;
+  std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     std::string argument = argv[i];
     if (argument.rfind("-max_total_time=", 0) == 0) {
       seconds = std::stod(argument.substr(16));
     } else if (argument.rfind("-artifact_prefix=", 0) == 0) {
       crash_path = argument.substr(17) + "crash-standalone";
+      timeout_path = argument.substr(17) + "timeout-standalone";
     } else if (argument.rfind("-seed=", 0) == 0) {
       seed = std::stoull(argument.substr(6));
+    } else if (argument.rfind("-timeout=", 0) == 0) {
+      timeout_seconds = static_cast<unsigned>(std::stoul(argument.substr(9)));
     } else if (argument.rfind("-", 0) != 0) {
-      directories.push_back(argument);
+      (std::filesystem::is_directory(argument) ? directories : files).push_back(argument);
     }
+  }
+  for (int signal_number : {SIGILL, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGALRM}) ::signal(signal_number, SaveInputAndDie);
+  if (!files.empty()) {
+    for (const std::string& file : files) {
+      std::printf("standalone fuzz driver: running %s\n", file.c_str());
+      std::fflush(stdout);
+      Bytes input = ReadFile(file);
+      Run(input, timeout_seconds);
+    }
+    std::printf("standalone fuzz driver: %zu inputs run, no invariant broken\n", files.size());
+    return 0;
   }
   std::vector<Bytes> corpus = LoadCorpus(directories);
   if (corpus.empty()) {
@@ -165,11 +199,7 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(seed));
   std::fflush(stdout);
 
-  for (int signal_number : {SIGILL, SIGABRT, SIGSEGV, SIGBUS, SIGFPE}) ::signal(signal_number, SaveInputAndDie);
-  for (const Bytes& input : corpus) {
-    current_input = &input;
-    LLVMFuzzerTestOneInput(input.data(), input.size());
-  }
+  for (const Bytes& input : corpus) Run(input, timeout_seconds);
   Mutator mutator(seed);
   auto start = std::chrono::steady_clock::now();
   auto deadline = start + std::chrono::duration<double>(seconds);
@@ -179,8 +209,7 @@ int main(int argc, char** argv) {
     for (int batch = 0; batch < 256; ++batch) {
       input = corpus[executions % corpus.size()];
       mutator.Mutate(&input, corpus);
-      current_input = &input;
-      LLVMFuzzerTestOneInput(input.data(), input.size());
+      Run(input, timeout_seconds);
       ++executions;
     }
     if (std::chrono::steady_clock::now() >= deadline) break;

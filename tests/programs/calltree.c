@@ -15,7 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile unsigned long sink;
+/* Work the compiler cannot drop; threads add to it at once, so atomically. */
+static unsigned long sink;
+#define SINK_ADD(value) __atomic_fetch_add(&sink, (unsigned long)(value), __ATOMIC_RELAXED)
 
 void sleep_ms(int ms) {
   struct timespec pause = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -23,7 +25,7 @@ void sleep_ms(int ms) {
   }
 }
 
-void leaf_fast(void) { sink++; }
+void leaf_fast(void) { SINK_ADD(1); }
 
 void leaf_sleep(void) { sleep_ms(20); }
 
@@ -37,7 +39,7 @@ int recurse(int depth) { return depth == 0 ? 0 : 1 + recurse(depth - 1); }
 
 void run_tree(void) {
   for (int i = 0; i < 3; ++i) parent();
-  sink += (unsigned long)recurse(5);
+  SINK_ADD(recurse(5));
 }
 
 void* worker(void* argument) {
@@ -55,7 +57,7 @@ void run_threads(int threads, long calls) {
 /* 200 distinct functions for the "wide" scenario: more than a retiring
  * thread lists one by one (kTouchedFunctionCapacity), or fewer. */
 #define WIDE1(n) \
-  void wide_##n(void) { sink++; }
+  void wide_##n(void) { SINK_ADD(1); }
 #define WIDE10(n)                                                                                 \
   WIDE1(n##0) WIDE1(n##1) WIDE1(n##2) WIDE1(n##3) WIDE1(n##4) WIDE1(n##5) WIDE1(n##6) WIDE1(n##7) \
       WIDE1(n##8) WIDE1(n##9)
@@ -128,7 +130,7 @@ void jumper(void) {
 
 /* The first traced call of a new thread takes the runtime's cold path
  * (slot acquisition, system calls): errno must come out unchanged. */
-void first_call_of_thread(void) { sink++; }
+void first_call_of_thread(void) { SINK_ADD(1); }
 
 void* errno_probe(void* result) {
   errno = EDOM;
@@ -170,7 +172,7 @@ int main(int argc, char** argv) {
   } else if (!strcmp(scenario, "longjmp")) {
     jumper();
   } else if (!strcmp(scenario, "deep")) {
-    sink += (unsigned long)recurse(argc > 2 ? atoi(argv[2]) : 1000);
+    SINK_ADD(recurse(argc > 2 ? atoi(argv[2]) : 1000));
   } else if (!strcmp(scenario, "errno")) {
     return check_errno();
   } else if (!strcmp(scenario, "hang")) {

@@ -114,6 +114,8 @@ static int run_files(const char* directory, int count, int size) {
   expect(close(again) == 0, "close again");
   unlink(path_in(directory, "created"));
   unlink(path);
+  free(buffer);
+  free(data);
   return 0;
 }
 
@@ -181,6 +183,8 @@ static int run_tcp(int count, int size) {
   close(server);
   close(client);
   close(listener);
+  free(buffer);
+  free(data);
   return 0;
 }
 
@@ -205,6 +209,8 @@ static int run_pipes(int count, int size) {
     close(plain[i]);
     close(flagged[i]);
   }
+  free(buffer);
+  free(data);
   return 0;
 }
 

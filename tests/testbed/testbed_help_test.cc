@@ -65,6 +65,20 @@ TEST_P(HelpTest, AnUnknownFlagIsUsageOnStderrAndExitTwo) {
   EXPECT_EQ(answer.out, "");
 }
 
+// --small-fs INDEX:MIB: each malformed form is a usage error, before any
+// server starts (its parser once read past a temporary string).
+TEST(SmallFsFlagTest, MalformedValuesAreUsageErrors) {
+  std::string launcher = std::string(LIMPWATCH_TESTBED_DIR) + "/limpwatch-testbed";
+  std::string dir = "/tmp/limpwatch-small-fs-" + std::to_string(getpid());
+  for (const char* value : {"1", ":64", "1:", "x:64", "1:64x", "-1:64", "1:4", "1:99999"}) {
+    SCOPED_TRACE(value);
+    Answer answer = RunProgramWith(launcher, std::string("start --dir ") + dir + " --small-fs '" + value + "'");
+    EXPECT_EQ(answer.exit_status, 2) << answer.out << answer.err;
+    EXPECT_NE((answer.out + answer.err).find("--small-fs is INDEX:MIB"), std::string::npos) << answer.out << answer.err;
+  }
+  std::system(("rm -rf " + dir).c_str());
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryProgram, HelpTest,
                          ::testing::Values("limpwatch-testbed", "limpwatch-testbed-client", "limpwatch-testbed-server",
                                            "limpwatch-testbed-hog", "limpwatch-testbed-relay",

@@ -7,7 +7,12 @@
 //   limpwatch-eval --out DIR [--servers 4] [--workloads ddw,ddr,iozonew,iozoner,postmark]
 //                  [--faults disk-busy,disk-hog,...|all] [--reps 1] [--phases 15,20,15]
 //                  [--train-seconds 20] [--no-train] [--first-faulty I] [--disk-images MIB]
-//                  [--html] [--check]
+//                  [--report FILE] [--check]
+//
+// The report page (--report, DIR/report.html by default) is the one
+// `limpwatch report` writes, one section per experiment: its recordings
+// replayed through the servers' analysis, each server's metrics against
+// their thresholds over time, the fault's stretch marked.
 //
 // --disk-images MIB gives every server of every cluster (training included)
 // a disk of its own: an ext4 image on a loop device (the launcher's
@@ -34,8 +39,9 @@
 #include <vector>
 
 #include "common/command_line.h"
-#include "limpwatch/analyzer/trace_file.h"
+#include "limpwatch/analyzer/analyzer_config.h"
 #include "report.h"
+#include "report_html.h"
 #include "scoring.h"
 #include "subprocess.h"
 
@@ -55,7 +61,7 @@ struct Options {
   int fault_free_s = 15, faulty_s = 20, recovery_s = 15;
   int train_s = 20;
   bool train = true;
-  bool html = false;
+  std::string report;  // the report page; empty: DIR/report.html
   bool check = false;
   int first_faulty = 0;  // the rotation of faulty servers starts here
   int disk_image_mib = 0;  // 0: directories on the machine's disk
@@ -143,6 +149,7 @@ class Evaluation {
   pid_t StartWorkload(const std::string& workload, const std::string& directory, int seconds);
   bool Train();
   bool RunExperiment(Experiment* experiment, int number);
+  bool WriteReport(const std::vector<Experiment>& experiments, const std::string& table);
   void Progress(int done, int total, uint64_t started_ms);
 
   Options options_;
@@ -278,6 +285,63 @@ bool Evaluation::RunExperiment(Experiment* experiment, int number) {
   return ok;
 }
 
+// The page `limpwatch report` writes, one section per experiment: its
+// recordings replayed with the servers' rule, thresholds and manifest.
+bool Evaluation::WriteReport(const std::vector<Experiment>& experiments, const std::string& table) {
+  report::ReplaySettings settings;
+  std::vector<std::string> problems;
+  settings.config = analyzer::ReadAnalyzerConfigFromEnvironment(&problems);
+  settings.config.decision_rule = analyzer::ParseDecisionRule(options_.rule).value_or(settings.config.decision_rule);
+  if (!thresholds_.empty() && settings.thresholds.Load(thresholds_, &problems)) settings.thresholds_path = thresholds_;
+  if (settings.manifest.Load(manifest_, &problems)) settings.manifest_path = manifest_;
+  report::ReportPage page;
+  page.title = "limpwatch evaluation";
+  page.preface = table;
+  for (size_t index = 0; index < experiments.size(); ++index) {
+    const Experiment& experiment = experiments[index];
+    std::string directory = options_.out + "/experiment-" + std::to_string(index);
+    std::vector<std::string> recordings = ListFiles(directory, ".lwtrace");
+    std::sort(recordings.begin(), recordings.end());
+    report::ClusterReport cluster;
+    if (index == 0) cluster.problems = problems;
+    std::string error;
+    if (recordings.empty()) {
+      cluster.problems.push_back(directory + ": no recordings");
+    } else if (!report::BuildClusterReport(recordings, settings, &cluster, &error)) {
+      cluster.problems.push_back(error);
+    }
+    cluster.title = "experiment " + std::to_string(index) + ": " + experiment.workload + " / " + experiment.fault +
+                    (experiment.faulty_server.empty() ? std::string() : " on " + experiment.faulty_server) + " (run " +
+                    std::to_string(experiment.repetition) + ")";
+    if (experiment.fault_start_ms > 0) {
+      cluster.marked.push_back({{experiment.fault_start_ms, experiment.fault_end_ms},
+                                experiment.fault + " injected",
+                                experiment.faulty_server});
+    }
+    ExperimentScore score = ScoreExperiment(experiment, kGraceMs);
+    std::string note = "Scored on the " + std::to_string(experiment.alarms.size()) +
+                       " alarm(s) the servers raised online: " +
+                       (experiment.fault == "none" ? std::string()
+                                                   : std::string(score.true_positive ? "" : "not ") + "found, ") +
+                       (score.false_positive ? "a false positive" : "no false positive");
+    if (score.latency_s) {
+      char latency[64];
+      std::snprintf(latency, sizeof latency, ", %.1f s from the fault to its alarm", *score.latency_s);
+      note += latency;
+    }
+    if (score.resource_right) note += *score.resource_right ? ", resource right" : ", resource wrong";
+    cluster.notes.push_back(note + ".");
+    page.clusters.push_back(std::move(cluster));
+  }
+  std::string error;
+  if (!report::WriteReportFile(options_.report, report::RenderReportHtml(page), &error)) {
+    std::fprintf(stderr, "limpwatch-eval: %s\n", error.c_str());
+    return false;
+  }
+  std::printf("report: %s\n", options_.report.c_str());
+  return true;
+}
+
 void Evaluation::Progress(int done, int total, uint64_t started_ms) {
   double elapsed = double(NowMs() - started_ms) / 1000.0;
   double left = done > 0 ? elapsed / done * (total - done) : 0;
@@ -289,6 +353,12 @@ void Evaluation::Progress(int done, int total, uint64_t started_ms) {
 
 int Evaluation::Run() {
   RunCommand({"/bin/mkdir", "-p", options_.out});
+  if (options_.report.empty()) options_.report = options_.out + "/report.html";
+  std::string unwritable;
+  if (!report::CanWriteReportFile(options_.report, &unwritable)) {  // before hours of experiments, not after
+    std::fprintf(stderr, "limpwatch-eval: %s\n", unwritable.c_str());
+    return 1;
+  }
   if (options_.disk_image_mib > 0) {  // the launcher says why, where loop devices cannot be used
     std::fprintf(stderr, "storage: a %d MiB disk image per server, each on a loop device of its own\n",
                  options_.disk_image_mib);
@@ -351,22 +421,9 @@ int Evaluation::Run() {
   std::string table = RenderTable(classes);
   std::printf("%s", table.c_str());
   std::ofstream(options_.out + "/results.json") << RenderJson(experiments, classes, kGraceMs);
-  if (options_.html) {
-    std::vector<PlottedExperiment> plotted;
-    for (size_t index = 0; index < experiments.size(); ++index) {
-      PlottedExperiment entry;
-      entry.experiment = &experiments[index];
-      for (const auto& file : ListFiles(options_.out + "/experiment-" + std::to_string(index), ".lwtrace")) {
-        analyzer::Trace trace;
-        std::string error;
-        if (analyzer::ReadTrace(file, &trace, &error)) entry.ticks[trace.node] = std::move(trace.ticks);
-      }
-      plotted.push_back(std::move(entry));
-    }
-    std::ofstream(options_.out + "/report.html") << RenderHtml(plotted, classes);
-    std::printf("report: %s/report.html\n", options_.out.c_str());
-  }
+  bool reported = WriteReport(experiments, table);
   std::printf("results: %s/results.json\n", options_.out.c_str());
+  if (!reported) return 1;
   if (!options_.check) return Interrupted() ? 130 : 0;
   bool passed = !experiments.empty();
   for (const Experiment& experiment : experiments) {
@@ -388,7 +445,8 @@ int Evaluation::Run() {
 constexpr const char* kUsage =
     "usage: limpwatch-eval --out DIR [--servers N] [--workloads a,b] [--faults a,b|all]\n"
     "                      [--reps N] [--phases FREE,FAULTY,RECOVERY] [--train-seconds S] [--no-train]\n"
-    "                      [--first-faulty I] [--disk-images MIB] [--rule calibrated|seed] [--html] [--check]\n"
+    "                      [--first-faulty I] [--disk-images MIB] [--rule calibrated|seed] [--report FILE]\n"
+    "                      [--check]\n"
     "Runs the fault matrix on the test-bed: for each workload and fault, a traced cluster on loopback, a\n"
     "fault-free stretch, the fault injected for real, a recovery; then scores the servers' alarms.\n"
     "  --out DIR            where the runs, recordings, alarms and the report go (required)\n"
@@ -403,7 +461,9 @@ constexpr const char* kUsage =
     "  --first-faulty I     the rotation of faulty servers starts at server I (0)\n"
     "  --disk-images MIB    each server's storage on a loop-mounted image of this size (0: the machine's disk)\n"
     "  --rule R             the servers' decision rule (calibrated)\n"
-    "  --html               also write report.html\n"
+    "  --report FILE        where to write the report page: per experiment, each server's metrics\n"
+    "                       against their thresholds over time, alarms and the fault marked, top\n"
+    "                       functions (DIR/report.html; --html, accepted, changes nothing)\n"
     "  --check              exit 1 unless every fault-free experiment raised no alarm and every faulty one\n"
     "                       indicted its faulty server and no other\n";
 
@@ -438,7 +498,11 @@ int main(int argc, char** argv) {
         options.recovery_s = std::stoi(phases[2]);
       } else if (flag == "--train-seconds") options.train_s = std::stoi(value());
       else if (flag == "--no-train") options.train = false;
-      else if (flag == "--html") options.html = true;
+      else if (flag == "--html") continue;  // the report is always written; kept for older scripts
+      else if (flag == "--report") {
+        options.report = value();
+        if (options.report.empty()) return Usage("--report takes a file");
+      }
       else if (flag == "--check") options.check = true;
       else if (flag == "--first-faulty") options.first_faulty = std::stoi(value());
       else if (flag == "--disk-images") options.disk_image_mib = std::stoi(value());

@@ -14,14 +14,20 @@ std::string Percent(int part, int whole) {
   return text;
 }
 
+// Inside a JSON string.
 std::string Escape(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '"') out += "\\\"";
-    else out += c;
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+      out += escaped;
+    } else {
+      out += c;
+    }
   }
   return out;
 }
@@ -118,74 +124,6 @@ std::string RenderJson(const std::vector<Experiment>& experiments, const std::ma
     out << ", \"alarms\": " << experiment.alarms.size() << "}";
   }
   out << "\n  ]\n}\n";
-  return out.str();
-}
-
-std::string RenderHtml(const std::vector<PlottedExperiment>& experiments, const std::map<std::string, ClassScore>& classes) {
-  std::ostringstream out;
-  out << "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>limpwatch evaluation</title>"
-         "<style>body{font-family:sans-serif;margin:2em}pre{background:#f4f4f4;padding:1em}"
-         "svg{background:#fff;border:1px solid #ccc;margin:4px}</style></head><body>"
-         "<h1>limpwatch evaluation</h1><pre>"
-      << Escape(RenderTable(classes)) << "</pre>";
-  const char* colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
-  for (const PlottedExperiment& plotted : experiments) {
-    const Experiment& experiment = *plotted.experiment;
-    out << "<h2>" << Escape(experiment.workload) << " / " << Escape(experiment.fault) << " on "
-        << Escape(experiment.faulty_server.empty() ? "-" : experiment.faulty_server) << " (run "
-        << experiment.repetition << ")</h2>";
-    uint64_t first_ms = experiment.start_ms, last_ms = experiment.end_ms;
-    if (last_ms <= first_ms) continue;
-    struct Panel {
-      const char* title;
-      double (*value)(const analyzer::TickRecord&);
-    };
-    const Panel panels[] = {
-        {"calls per second (all traced functions)",
-         [](const analyzer::TickRecord& tick) {
-           double calls = 0;
-           for (const auto& function : tick.functions) calls += double(function.calls);
-           return calls;
-         }},
-        {"storage read+write service time, ms per call (dread + dwrite)",
-         [](const analyzer::TickRecord& tick) { return tick.io.dread_ms + tick.io.dwrite_ms; }},
-    };
-    for (const Panel& panel : panels) {
-      constexpr int kWidth = 900, kHeight = 180;
-      double top = 1e-9;
-      for (const auto& [server, ticks] : plotted.ticks) {
-        for (const auto& tick : ticks) top = std::max(top, panel.value(tick));
-      }
-      auto x_of = [&](uint64_t ms) { return double(ms - first_ms) / double(last_ms - first_ms) * kWidth; };
-      out << "<div>" << panel.title << "</div><svg width=\"" << kWidth << "\" height=\"" << kHeight << "\">";
-      if (experiment.fault_start_ms) {
-        out << "<rect x=\"" << x_of(experiment.fault_start_ms) << "\" y=\"0\" width=\""
-            << x_of(experiment.fault_end_ms) - x_of(experiment.fault_start_ms) << "\" height=\"" << kHeight
-            << "\" fill=\"#fdd\"/>";
-      }
-      int colour = 0;
-      for (const auto& [server, ticks] : plotted.ticks) {
-        out << "<polyline fill=\"none\" stroke=\"" << colours[colour % 8] << "\" points=\"";
-        for (const auto& tick : ticks) {
-          if (tick.unix_ms < first_ms || tick.unix_ms > last_ms) continue;
-          out << x_of(tick.unix_ms) << "," << kHeight - panel.value(tick) / top * (kHeight - 10) << " ";
-        }
-        out << "\"><title>" << Escape(server) << "</title></polyline>";
-        out << "<text x=\"5\" y=\"" << 14 + 14 * colour << "\" fill=\"" << colours[colour % 8] << "\" font-size=\"12\">"
-            << Escape(server) << "</text>";
-        ++colour;
-      }
-      for (const ObservedAlarm& alarm : experiment.alarms) {
-        if (alarm.time_unix_ms < first_ms || alarm.time_unix_ms > last_ms) continue;
-        double x = x_of(alarm.time_unix_ms);
-        out << "<line x1=\"" << x << "\" x2=\"" << x << "\" y1=\"0\" y2=\"" << kHeight
-            << "\" stroke=\"black\" stroke-dasharray=\"4\"><title>alarm: " << Escape(alarm.server) << " on "
-            << Escape(alarm.resource) << " (by " << Escape(alarm.reporter) << ")</title></line>";
-      }
-      out << "</svg>";
-    }
-  }
-  out << "</body></html>\n";
   return out.str();
 }
 

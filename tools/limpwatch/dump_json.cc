@@ -122,6 +122,8 @@ void WriteCounters(JsonWriter* json, const shm::Snapshot& s) {
   json->Field("threads_without_slot", s.threads_without_slot);
   json->Field("calls_without_slot", s.calls_without_slot);
   json->Field("forks_followed", s.forks_followed);
+  json->Field("calls_during_hooks", s.calls_during_hooks);
+  json->Field("calls_during_hooks_lost", s.calls_during_hooks_lost);
   json->EndObject();
   WriteDiagnostics(json, "diagnostics", s.diagnostics);
 }
@@ -139,7 +141,7 @@ std::string RenderDumpJson(const DumpData& dump) {
   WriteSampleProfileJson(&json, BuildSampleProfile(dump.snapshot));
   WriteIoJson(&json, dump.snapshot, SegmentLifetimeSeconds(dump));
   WriteNodeMetricsJson(&json, dump.snapshot.node_metrics);
-  WriteAnalyzerHealthJson(&json, dump.snapshot.analyzer_health);
+  WriteAnalyzerHealthJson(&json, dump.snapshot.analyzer_health, dump.snapshot.analyzer_shedding);
   WritePeerStatusJson(&json, dump.snapshot.peer_status);
   json.EndObject();
   return json.str();

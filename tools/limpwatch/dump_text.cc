@@ -130,6 +130,8 @@ std::string CountersSection(const shm::Snapshot& s) {
       {"threads without slot", std::to_string(s.threads_without_slot)},
       {"calls without slot", std::to_string(s.calls_without_slot)},
       {"forks followed", std::to_string(s.forks_followed)},
+      {"calls during hooks (signal handlers)", std::to_string(s.calls_during_hooks)},
+      {"  of which lost (not registered yet)", std::to_string(s.calls_during_hooks_lost)},
   });
   out += "\nDIAGNOSTICS (all threads, live and retired)\n";
   out += RenderFields({
@@ -148,7 +150,7 @@ std::string RenderDumpText(const DumpData& dump) {
   return HeaderSection(dump) + "\n" + FunctionSection(s) + "\n" + ThreadSection(s) + "\n" + CountersSection(s) +
          "\nSAMPLES (CPU time per function, since the start)\n" + RenderSampleProfileText(BuildSampleProfile(s), 0) +
          "\n" + RenderIoTotalsText(s, SegmentLifetimeSeconds(dump)) + "\n" + RenderNodeMetricsText(s.node_metrics) +
-         "\n" + RenderAnalyzerHealthText(s.analyzer_health) + "\n" +
+         "\n" + RenderAnalyzerHealthText(s.analyzer_health, s.analyzer_shedding) + "\n" +
          RenderPeerStatusText(s.peer_status, s.taken_realtime_ns / 1000000);
 }
 

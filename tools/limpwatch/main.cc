@@ -35,7 +35,9 @@ constexpr Command kCommands[] = {
     {"analyze", RunAnalyze},
     {"train", RunTrain},
     {"diagnose", RunDiagnose},
+    {"report", RunReport},
     {"select", RunSelect},
+    {"serve", RunServe},
 };
 
 int RunHelp(const std::vector<std::string>& args) {
@@ -55,7 +57,7 @@ int RunVersion() {
 }
 
 int Main(const std::vector<std::string>& words) {
-  if (words.empty()) return Fail(kExitUsage, "no command given: try list, top, dump, alarms, analyze, train, diagnose, clean or help");
+  if (words.empty()) return Fail(kExitUsage, "no command given: try list, top, dump, alarms, analyze, train, diagnose, report, serve, clean or help");
   const std::string& command = words[0];
   std::vector<std::string> args(words.begin() + 1, words.end());
   if (command == "help" || command == "--help" || command == "-h") return RunHelp(args);

@@ -1,6 +1,9 @@
 #include "peer_view.h"
 
+#include <vector>
+
 #include "format.h"
+#include "limpwatch/analyzer/peer_wire.h"
 #include "table.h"
 
 namespace limpwatch::cli {
@@ -83,9 +86,31 @@ const char* PathName(shm::AnalyzerPath path) {
   return "none";
 }
 
+// A rejection class's name as the analyzer counts it; a slot a newer
+// writer added is named by its number.
+std::string RejectionClassName(uint32_t index) {
+  if (index < analyzer::kDecodeErrorCount) return analyzer::DecodeErrorName(static_cast<analyzer::DecodeError>(index));
+  return "class " + std::to_string(index);
+}
+
+std::vector<std::string> RefusedRings(uint32_t bits) {
+  std::vector<std::string> rings;
+  if (bits & shm::kRingOfExchange) rings.push_back("peer exchange");
+  if (bits & shm::kRingOfRecording) rings.push_back("recording");
+  if (bits & shm::kRingOfAlarmsFile) rings.push_back("alarms file");
+  return rings;
+}
+
+std::string JoinedOr(const std::vector<std::string>& parts, const std::string& empty) {
+  std::string text;
+  for (const std::string& part : parts) text += (text.empty() ? "" : ", ") + part;
+  return text.empty() ? empty : text;
+}
+
 }  // namespace
 
-std::string RenderAnalyzerHealthText(const shm::AnalyzerHealthValues& health) {
+std::string RenderAnalyzerHealthText(const shm::AnalyzerHealthValues& health,
+                                     const shm::AnalyzerSheddingValues& shedding) {
   std::string out = "ANALYZER (in this process)\n";
   if (!health.valid) return out + "(not running: LIMPWATCH_ANALYZE is not set, or it has not ticked yet)\n";
   Table fields({{"FIELD"}, {"VALUE", Align::kRight}});
@@ -99,10 +124,23 @@ std::string RenderAnalyzerHealthText(const shm::AnalyzerHealthValues& health) {
                                   : std::string("writes by ") + PathName(health.recording_path)});
   fields.AddRow({"recording writes lost", std::to_string(health.recording_failed_writes)});
   fields.AddRow({"alarms file writes lost", std::to_string(health.alarms_failed_writes)});
+  fields.AddRow({"ticks missed (a tick ran late)", std::to_string(shedding.ticks_missed)});
+  fields.AddRow({"peer summaries too late to compare", std::to_string(shedding.summaries_late)});
+  fields.AddRow({"io_uring refused by the kernel", JoinedOr(RefusedRings(shedding.io_uring_refused), "nowhere")});
+  std::vector<std::string> rejected;
+  for (uint32_t index = 1; index < shm::kPeerRejectionClasses; ++index) {
+    if (shedding.datagrams_rejected[index] == 0) continue;
+    rejected.push_back(RejectionClassName(index) + " " + std::to_string(shedding.datagrams_rejected[index]));
+  }
+  fields.AddRow({"peer datagrams rejected, by class", JoinedOr(rejected, "none")});
+  fields.AddRow({"peer datagram receives failed", std::to_string(shedding.datagram_receive_errors)});
+  fields.AddRow({"peer exchange internal errors", std::to_string(shedding.exchange_internal_errors)});
+  fields.AddRow({"peers forgotten by the full replay table", std::to_string(shedding.replay_senders_forgotten)});
   return out + fields.Render();
 }
 
-void WriteAnalyzerHealthJson(JsonWriter* json, const shm::AnalyzerHealthValues& health) {
+void WriteAnalyzerHealthJson(JsonWriter* json, const shm::AnalyzerHealthValues& health,
+                             const shm::AnalyzerSheddingValues& shedding) {
   json->Key("analyzer");
   if (!health.valid) {
     json->Null();
@@ -117,6 +155,22 @@ void WriteAnalyzerHealthJson(JsonWriter* json, const shm::AnalyzerHealthValues& 
   json->Field("recording_path", PathName(health.recording_path));
   json->Field("recording_failed_writes", health.recording_failed_writes);
   json->Field("alarms_failed_writes", health.alarms_failed_writes);
+  json->Field("ticks_missed", shedding.ticks_missed);
+  json->Field("summaries_late", shedding.summaries_late);
+  json->Key("io_uring_refused");
+  json->BeginArray();
+  for (const std::string& ring : RefusedRings(shedding.io_uring_refused)) json->String(ring);
+  json->EndArray();
+  json->Key("datagrams_rejected");
+  json->BeginObject();
+  for (uint32_t index = 1; index < shm::kPeerRejectionClasses; ++index) {
+    if (index >= analyzer::kDecodeErrorCount && shedding.datagrams_rejected[index] == 0) continue;
+    json->Field(RejectionClassName(index), shedding.datagrams_rejected[index]);
+  }
+  json->EndObject();
+  json->Field("datagram_receive_errors", shedding.datagram_receive_errors);
+  json->Field("exchange_internal_errors", shedding.exchange_internal_errors);
+  json->Field("replay_senders_forgotten", shedding.replay_senders_forgotten);
   json->EndObject();
 }
 

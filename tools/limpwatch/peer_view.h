@@ -24,9 +24,13 @@ inline constexpr uint64_t kRecentlyHeardMs = 5000;
 
 // "ANALYZER ..." section: its ticks and windows, and every place it could
 // not do its work (failed ticks, summaries not sent, writes the recording
-// or the alarms file lost), so "no alarm" can be told from "could not look".
-std::string RenderAnalyzerHealthText(const shm::AnalyzerHealthValues& health);
-void WriteAnalyzerHealthJson(JsonWriter* json, const shm::AnalyzerHealthValues& health);
+// or the alarms file lost, ticks missed, late summaries, refused io_uring,
+// peer datagrams rejected by class), so "no alarm" can be told from "could
+// not look".
+std::string RenderAnalyzerHealthText(const shm::AnalyzerHealthValues& health,
+                                     const shm::AnalyzerSheddingValues& shedding);
+void WriteAnalyzerHealthJson(JsonWriter* json, const shm::AnalyzerHealthValues& health,
+                             const shm::AnalyzerSheddingValues& shedding);
 
 // For `top`: "peers 2/3 heard in the last 5 s; datagrams +8 accepted, +0
 // rejected; not heard: c" and a newline, or "" without an exchange.

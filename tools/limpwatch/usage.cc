@@ -95,6 +95,23 @@ constexpr CommandText kCommands[] = {
      "    --json                  alarms as JSON lines, then one JSON line per peer\n"
      "    --windows               one line per window with the peers it indicts and why\n"
      "    --scores                the same with every score (evidence, ratio, noise)\n"},
+    {"report",
+     // One line: usage errors quote it in their one line.
+     "limpwatch report RECORDINGS... -o FILE [-t THRESHOLDS] [-m MANIFEST] [--rule calibrated|seed] [--budget DAYS] "
+     "[--title TEXT]",
+     "  Replays recordings of several servers as `diagnose` does and writes the result as\n"
+     "  one self-contained HTML page, readable offline and without a server: a table of\n"
+     "  the servers, a table of the alarms (time, server, resource, metrics, top\n"
+     "  functions, why), then per server one chart per compared metric: its score and\n"
+     "  threshold over time (times in UTC), the windows it was indicted in shaded, its\n"
+     "  alarms marked. Charts are SVG in the page; no script runs. A chart is linear from\n"
+     "  0, or says log scale when its scores span decades.\n"
+     "    -o, --output FILE       where to write the page (required)\n"
+     "    -t, --thresholds FILE   what `limpwatch train` learnt\n"
+     "    -m, --manifest FILE     function-to-resource manifest\n"
+     "    --rule RULE             calibrated (default) or seed, as for diagnose\n"
+     "    --budget DAYS           at most one false alarm per DAYS server-days (default 100)\n"
+     "    --title TEXT            the page's title\n"},
     {"select", "limpwatch select [DUMP.json...] [--live NAME [--seconds S] [--window S]] [-m MANIFEST] [-o FILE] [--gcc-flags FILE]",
      "  Proposes what to trace from recorded profiles ('limpwatch dump --json' files, one\n"
      "  window each, or a live segment watched for S seconds). Kept: a function with\n"
@@ -117,6 +134,29 @@ constexpr CommandText kCommands[] = {
      "    --budget-percent P        default 2\n"
      "    -o, --output FILE         the manifest (default: standard output)\n"
      "    --gcc-flags FILE          the GCC flags (default: standard output)\n"},
+    {"serve",
+     "limpwatch serve [--listen ADDR:PORT | --textfile DIR [--interval SECONDS | --once]] [--top N] [--open-seconds S] [--all-users]",
+     "  Serves the metrics of every live segment on this node at /metrics, in the\n"
+     "  Prometheus text format: per server its calls (traced, untracked, overflowed,\n"
+     "  resynced), the top functions' calls and self time, I/O calls, bytes, time and\n"
+     "  errors by fd kind and errno, dread/dwrite/dsync/nsread/ncread service times,\n"
+     "  CPU samples, the analyzer's ticks, the peer exchange's datagrams, and the\n"
+     "  alarms its analyzer raised (counted, and open as a gauge). Reading a segment\n"
+     "  never blocks its server. Prints the URL it serves on, then runs until\n"
+     "  SIGINT / SIGTERM. Metric names and labels: docs/prometheus.md.\n"
+     "    -l, --listen ADDR:PORT  where to listen (default 127.0.0.1:9434; port 0: any\n"
+     "                            free port); whoever reaches it reads every served\n"
+     "                            segment's metrics\n"
+     "    --top N                 function series per server, the most self time first\n"
+     "                            (default 20)\n"
+     "    --open-seconds S        an alarm counts as open this long after its window\n"
+     "                            (default 60: twice the analyzer's 30 s suppression)\n"
+     "    --all-users             also serve the segments of other users this process can\n"
+     "                            open (by default only its own user's)\n"
+     "    --textfile DIR          instead of listening, write DIR/limpwatch.prom for the\n"
+     "                            node_exporter textfile collector (atomic rename)\n"
+     "    --interval SECONDS      how often to write it (default 15)\n"
+     "    --once                  write it once and exit\n"},
     {"help", "limpwatch help [COMMAND]", "  This text, or the help of one command.\n"},
     {"version", "limpwatch version", "  The version of this tool.\n"},
 };

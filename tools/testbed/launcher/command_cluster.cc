@@ -93,11 +93,14 @@ bool TearDown(TestbedState* state, JsonLine* report, std::string* error) {
 bool ParseSmallFs(const std::string& text, int* server, uint64_t* mib) {
   size_t colon = text.find(':');
   if (colon == std::string::npos) return false;
+  // Named strings: `end` points into them after the calls.
+  std::string index_text = text.substr(0, colon);
+  std::string size_text = text.substr(colon + 1);
   char* end = nullptr;
-  long index = std::strtol(text.substr(0, colon).c_str(), &end, 10);
-  if (*end != '\0' || index < 0) return false;
-  unsigned long long size = std::strtoull(text.substr(colon + 1).c_str(), &end, 10);
-  if (*end != '\0' || size < 8 || size > 65536) return false;
+  long index = std::strtol(index_text.c_str(), &end, 10);
+  if (index_text.empty() || *end != '\0' || index < 0) return false;
+  unsigned long long size = std::strtoull(size_text.c_str(), &end, 10);
+  if (size_text.empty() || *end != '\0' || size < 8 || size > 65536) return false;
   *server = static_cast<int>(index);
   *mib = size;
   return true;

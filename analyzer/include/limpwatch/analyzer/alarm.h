@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,7 @@ struct RingAlarm {
   std::string server;
   std::string metrics;
   std::vector<uint64_t> top_function_hashes;
+  std::optional<AlarmKind> kind;  // none in a segment older than 1.10
 };
 std::vector<RingAlarm> ReadAlarmRing(const shm::SegmentView& segment, uint64_t after_sequence,
                                      uint64_t* last_sequence);

@@ -75,6 +75,10 @@ class AnalyzerLoop {
   // next tick starts afresh.
   void Tick(const shm::SegmentView& segment, const std::string& object_name, bool publish_alarms);
 
+  // At the end (the server exits): waits for the recording's and the alarms
+  // file's writes and publishes the writes lost, the last ones included.
+  void Finish(const shm::SegmentView& segment);
+
   // When the next tick should start (CLOCK_REALTIME ms): just after the next
   // tick boundary, so every server of the cluster snapshots at the same time.
   uint64_t NextTickUnixMs(uint64_t now_unix_ms) const;
@@ -87,6 +91,9 @@ class AnalyzerLoop {
   void TickOrThrow(const shm::SegmentView& segment, const std::string& object_name, bool publish_alarms);
   void Raise(const Alarm& alarm, const shm::SegmentView& segment, bool publish_alarms);
   void PublishHealth(const shm::SegmentView& segment) const;
+  // Counts the tick boundaries passed since the previous tick beyond the
+  // one expected (the previous tick, or the process, ran late).
+  void CountMissedTicks();
 
   AnalyzerSetup setup_;
   NodePipeline pipeline_;
@@ -99,12 +106,15 @@ class AnalyzerLoop {
   uint64_t ticks_ = 0;
   uint64_t tick_failures_ = 0;
   uint64_t windows_analyzed_ = 0;
+  uint64_t ticks_missed_ = 0;
+  uint64_t last_tick_boundary_ = 0;  // 0: no tick yet
   std::vector<Alarm> alarms_;
   // LIMPWATCH_ALARMS, opened at start and kept: a server out of descriptors
   // (EMFILE) is one the alarms are about, and must still be able to append;
   // and appended to without waiting for a disk that may be the fault.
   std::unique_ptr<FileAppender> alarms_file_;
   uint64_t reported_alarm_write_failures_ = 0;
+  uint64_t alarms_unopened_ = 0;  // alarms not appended: the file could not be opened
   bool OpenAlarmsFile();
 };
 

@@ -45,6 +45,10 @@ enum class IoPreference : uint8_t {
 
 const char* IoPathName(IoPath path);
 
+// LIMPWATCH_IO_URING is 0, off, no or false: plain system calls everywhere
+// (the peer exchange, the recording, the alarms file).
+bool IoUringForcedOff();
+
 struct ReceivedDatagram {
   PeerAddress source;
   std::vector<uint8_t> bytes;  // at most kReceiveBufferBytes of it

@@ -24,6 +24,7 @@ struct PeerCounters {
   uint64_t new_streams = 0;          // first summary of a node, or of a new boot of it
   uint64_t receive_errors = 0;       // socket or ring errors while receiving
   uint64_t internal_errors = 0;      // exceptions stopped at the API boundary
+  uint64_t senders_forgotten = 0;    // senders the full replay table evicted (peer_replay.h)
   std::array<uint64_t, kDecodeErrorCount> rejected{};  // indexed by DecodeError
 
   uint64_t Rejected(DecodeError error) const { return rejected[static_cast<size_t>(error)]; }

@@ -16,6 +16,11 @@ namespace limpwatch::analyzer {
 void PublishPeerStatus(const shm::SegmentView& segment, const PeerTable& table, const PeerCounters& counters,
                        uint64_t now_unix_ms);
 
+// The exchange's share of shm::AnalyzerShedding: rejected datagrams by
+// class, failed receives, internal errors, forgotten senders, and whether
+// the kernel refused its io_uring.
+void PublishExchangeShedding(const shm::SegmentView& segment, const PeerCounters& counters, bool io_uring_refused);
+
 }  // namespace limpwatch::analyzer
 
 #endif  // LIMPWATCH_ANALYZER_PEER_STATUS_H_

@@ -100,6 +100,7 @@ class PeerTransport {
   std::string last_rejection() const;        // "" or one line: source, class, explanation
   IoPath io_path() const;
   const std::string& fallback_reason() const;  // why not io_uring ("" when it is io_uring, or not wanted)
+  bool io_uring_refused() const;  // wanted (kAuto, LIMPWATCH_IO_URING not off), and the kernel refused it
   PeerAddress local_address() const;
   bool authenticated() const;  // datagrams are tagged and checked with a key
 

@@ -7,7 +7,8 @@
 //     date or datetime, the peer column peer, server, node, host, drive, disk,
 //     device, osd or id, in any position (else the first two columns);
 //   - timestamps in unix seconds or milliseconds (with decimals), or ISO 8601
-//     dates ("2024-05-01 12:00:15", "2024-05-01T12:00:15Z", a +hh:mm offset);
+//     dates ("2024-05-01 12:00:15", "2024-05-01T12:00:15Z", a +hh:mm offset),
+//     from 1970 to the end of 9999;
 //   - empty cells, NA, N/A, NaN, null, none, "-": missing values, counted per
 //     column and warned about once per column, never per row;
 //   - any regular sample interval, found from the timestamps (the most common
@@ -73,7 +74,8 @@ bool FinishSeriesTable(const SeriesReadOptions& options, SeriesTable* table, std
 std::map<std::string, std::vector<TickRecord>> SeedRuleTicks(const SeriesTable& table, NameBook* names);
 
 // Unix seconds of an ISO 8601 date or a number (seconds, or milliseconds when
-// too large for seconds); false when it is neither.
+// too large for seconds); false when it is neither, or before 1970 or after
+// 9999.
 bool ParseTimestamp(const std::string& text, double* unix_seconds);
 
 }  // namespace limpwatch::analyzer

@@ -74,13 +74,19 @@ class TraceWriter {
   bool Append(TraceRecordType type, const std::vector<uint8_t>& payload);
   // Waits for every write in flight; false if any failed since the last Flush.
   bool Flush();
+  // Takes the writes that finished without waiting (file_appender.h).
+  void Collect();
   bool uses_io_uring() const;
+  bool io_uring_refused() const;  // wanted, and the kernel refused it
+  // Records lost: the file's failed or refused writes, and records too large
+  // to be a record (kTraceMaxPayload).
   uint64_t failed_writes() const;
 
  private:
   TraceWriter() = default;
 
   std::unique_ptr<FileAppender> file_;
+  uint64_t oversized_records_ = 0;
 };
 
 // "%n" -> node name, "%p" -> pid: one recording per server from one setting.

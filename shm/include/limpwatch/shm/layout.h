@@ -65,7 +65,7 @@ namespace limpwatch::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x544e454d47455357ull;  // "WSEGMENT" little-endian
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 9;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
+inline constexpr uint16_t kVersionMinor = 10;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
                                               // 2: IoBlock socket_reads + untimed_calls, NodeMetricsRecord disk_*
                                               // 3: ProcessCounters selections_applied, selection_errors,
                                               //    functions_unselected
@@ -77,6 +77,9 @@ inline constexpr uint16_t kVersionMinor = 9;  // 1: SampleTableHeader node_sampl
                                               // 8: NodeMetricsRecord tcp_opened_*; tcp_* count
                                               //    only the connections the process serves
                                               // 9: AnalyzerHealth, PeerStatusBlock in the header page
+                                              // 10: AnalyzerShedding in the header page,
+                                              //     AlarmRecord kind, ProcessCounters
+                                              //     calls_during_hooks, calls_during_hooks_lost
 inline constexpr uint16_t kEndianMark = 0x0102;
 inline constexpr uint32_t kHeaderSize = 4096;
 
@@ -141,7 +144,13 @@ struct ProcessCounters {
   std::atomic<uint64_t> selections_applied;    // manifests applied (at start and on each change)
   std::atomic<uint64_t> selection_errors;      // manifests rejected: the previous selection stayed
   std::atomic<uint64_t> functions_unselected;  // registered functions not traced under the current selection
-  std::atomic<uint64_t> reserved[5];
+  // Calls made while limpwatch was at work on their thread (since 1.10): by
+  // a signal handler that interrupted a hook, or by code a thread runs after
+  // its exit handler. They are counted in the retired totals: a function's
+  // call without a frame or a time, an I/O call in full.
+  std::atomic<uint64_t> calls_during_hooks;
+  std::atomic<uint64_t> calls_during_hooks_lost;  // of those, function calls not counted: not registered yet
+  std::atomic<uint64_t> reserved[3];
 };
 
 struct FunctionIndexEntry {
@@ -355,7 +364,8 @@ struct AlarmRecord {
   char server[kNameSize];      // the indicted server
   char metrics[kNameSize];     // metric names, comma separated
   uint64_t top_function_hashes[kAlarmTopFunctions];
-  uint64_t reserved[1];
+  uint32_t kind;               // the analyzer's AlarmKind + 1 (since 1.10); 0: not recorded
+  uint32_t reserved;
 };
 
 struct AlarmRingHeader {
@@ -444,6 +454,42 @@ struct AnalyzerHealth {
   std::atomic<uint32_t> exchange_path;   // AnalyzerPath of the peer exchange
   std::atomic<uint32_t> recording_path;  // AnalyzerPath of the recording's writes (kNone: not recording)
   std::atomic<uint64_t> reserved;
+};
+
+// ---- Where the analyzer sheds work or refuses input (since 1.10) ----
+//
+// Kept in the header page, before AnalyzerHealth. Every place where the
+// in-process analyzer drops an input or skips work to protect the server is
+// counted here or in AnalyzerHealth (the hot path's own: ProcessCounters,
+// StackDiagnostics, SampleTableHeader::samples_lost), so that an operator
+// can tell "no alarm" from "could not look". Written by the analyzer thread
+// once a tick, relaxed stores: each counter is exact on its own, the block
+// is not one instant. All zero without an analyzer, and in 1.9 segments.
+inline constexpr uint32_t kAnalyzerSheddingOffset = 1728;
+// Rejected peer datagrams by class: slot i counts the peer wire's
+// DecodeError i (analyzer/peer_wire.h: 1 truncated .. 15 unknown sender);
+// slot 0 stays 0, the classes a later wire adds take the free slots.
+inline constexpr uint32_t kPeerRejectionClasses = 16;
+
+// AnalyzerShedding::io_uring_refused: where the analyzer wanted an io_uring
+// (LIMPWATCH_IO_URING not 0) and the kernel refused it, so it makes plain
+// system calls there, which a slow disk or a busy socket can hold up.
+enum AnalyzerRingBits : uint32_t {
+  kRingOfExchange = 1u << 0,
+  kRingOfRecording = 1u << 1,
+  kRingOfAlarmsFile = 1u << 2,
+};
+
+struct AnalyzerShedding {
+  std::atomic<uint64_t> datagrams_rejected[kPeerRejectionClasses];
+  std::atomic<uint64_t> datagram_receive_errors;   // receives the socket or the ring failed
+  std::atomic<uint64_t> exchange_internal_errors;  // exceptions stopped at the exchange's boundary
+  std::atomic<uint64_t> replay_senders_forgotten;  // senders the full replay table evicted (their replay state lost)
+  std::atomic<uint64_t> summaries_late;  // peers' summaries that arrived after their window was compared: not compared
+  std::atomic<uint64_t> ticks_missed;    // tick boundaries that passed while a tick still ran: windows not looked at
+  std::atomic<uint32_t> io_uring_refused;  // AnalyzerRingBits
+  std::atomic<uint32_t> reserved_u32;
+  std::atomic<uint64_t> reserved[10];
 };
 
 struct PeerStatusEntry {
@@ -579,6 +625,9 @@ static_assert(offsetof(SegmentHeader, samples) == 376);
 static_assert(offsetof(SegmentHeader, counters) == 416);
 static_assert(sizeof(SegmentHeader) <= kHeaderSize);
 static_assert(sizeof(AnalyzerHealth) == 64);
+static_assert(sizeof(AnalyzerShedding) == 256);
+static_assert(sizeof(SegmentHeader) <= kAnalyzerSheddingOffset);
+static_assert(kAnalyzerSheddingOffset + sizeof(AnalyzerShedding) <= kAnalyzerHealthOffset);
 static_assert(sizeof(SegmentHeader) <= kAnalyzerHealthOffset);
 static_assert(kAnalyzerHealthOffset + sizeof(AnalyzerHealth) <= kPeerStatusOffset);
 static_assert(sizeof(PeerStatusEntry) == 96);

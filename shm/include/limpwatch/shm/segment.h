@@ -63,6 +63,9 @@ class SegmentView {
   AlarmRecord* alarm(uint64_t sequence) const;  // the ring position of a 1-based sequence
   PeerStatusBlock* peer_status() const { return reinterpret_cast<PeerStatusBlock*>(base_ + kPeerStatusOffset); }
   AnalyzerHealth* analyzer_health() const { return reinterpret_cast<AnalyzerHealth*>(base_ + kAnalyzerHealthOffset); }
+  AnalyzerShedding* analyzer_shedding() const {
+    return reinterpret_cast<AnalyzerShedding*>(base_ + kAnalyzerSheddingOffset);
+  }
   SampleTableHeader* sample_table() const { return sample_table_; }
   SampledFunction* sampled_functions() const { return sampled_functions_; }
   uint32_t sample_capacity() const { return sample_capacity_; }
@@ -148,6 +151,12 @@ class SegmentWriter {
 
   // Removes the shared-memory object name; the mapping stays valid.
   void Remove();
+
+  // After Remove: publishes the segment again under its name, as a new
+  // object holding a copy of the mapping's bytes, mapped in the old one's
+  // place (every pointer into it stays valid). Writes made by other threads
+  // while it copies may be lost. False with *error when it cannot.
+  bool Republish(std::string* error);
 
  private:
   SegmentWriter() = default;

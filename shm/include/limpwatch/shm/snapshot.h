@@ -139,6 +139,18 @@ struct AnalyzerHealthValues {
   AnalyzerPath recording_path = AnalyzerPath::kNone;
 };
 
+// Where the analyzer shed work or refused input (AnalyzerShedding, 1.10;
+// all zero in older segments).
+struct AnalyzerSheddingValues {
+  uint64_t datagrams_rejected[kPeerRejectionClasses] = {};  // by the peer wire's DecodeError
+  uint64_t datagram_receive_errors = 0;
+  uint64_t exchange_internal_errors = 0;
+  uint64_t replay_senders_forgotten = 0;
+  uint64_t summaries_late = 0;
+  uint64_t ticks_missed = 0;
+  uint32_t io_uring_refused = 0;  // AnalyzerRingBits
+};
+
 struct PeerStatusValues {
   bool valid = false;
   uint64_t updated_unix_ms = 0;
@@ -216,6 +228,7 @@ struct Snapshot {
   NodeMetricsValues node_metrics;         // the last /proc sample, if any
   PeerStatusValues peer_status;
   AnalyzerHealthValues analyzer_health;
+  AnalyzerSheddingValues analyzer_shedding;
   // ProcessCounters, in declaration order.
   uint64_t functions_registered = 0;
   uint64_t function_table_full = 0;
@@ -225,6 +238,8 @@ struct Snapshot {
   uint64_t threads_without_slot = 0;
   uint64_t calls_without_slot = 0;
   uint64_t forks_followed = 0;
+  uint64_t calls_during_hooks = 0;  // 0 in segments before 1.10
+  uint64_t calls_during_hooks_lost = 0;
   uint64_t service_heartbeat_ns = 0;
 
   double TicksToNs(uint64_t ticks) const { return double(ticks) * ns_per_tick; }

@@ -1,0 +1,110 @@
+// Fuzz target for the selection manifest (LIMPWATCH_SELECT,
+// runtime/src/selection_manifest.h).
+//
+// Invariants, for every input:
+//   - a refusal names the origin and a line the text has;
+//   - an accepted manifest has non-empty patterns and says it has include
+//     rules exactly when one of its rules includes;
+//   - written back as "include|exclude [file:|object:]<pattern>" lines, it
+//     parses to the same rules (the parser reads what it describes);
+//   - the last rule decides for a function it matches: a glob-free pattern
+//     matches its own text, so a function named (and filed, and loaded) as
+//     that text is selected exactly when the last rule includes.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "fuzz_support.h"
+#include "selection_manifest.h"
+
+namespace limpwatch::runtime::fuzzing {
+namespace {
+
+using limpwatch::fuzzing::Require;
+
+constexpr const char* kTarget = "selection manifest";
+constexpr const char* kOrigin = "fuzz.select";
+
+void Check(bool condition, const char* invariant) { Require(condition, kTarget, invariant); }
+
+size_t LineCount(const std::string& text) {
+  size_t lines = 0;
+  for (char c : text) lines += c == '\n';
+  if (!text.empty() && text.back() != '\n') ++lines;
+  return lines;
+}
+
+// "fuzz.select:<line>: <reason>" with 1 <= line <= the text's lines.
+bool NamesALineOfTheText(const std::string& error, const std::string& text) {
+  const std::string prefix = std::string(kOrigin) + ":";
+  if (error.compare(0, prefix.size(), prefix) != 0) return false;
+  size_t at = prefix.size();
+  size_t line = 0;
+  size_t digits = 0;
+  while (at < error.size() && error[at] >= '0' && error[at] <= '9' && digits < 12) {
+    line = line * 10 + static_cast<size_t>(error[at++] - '0');
+    ++digits;
+  }
+  return digits > 0 && line >= 1 && line <= LineCount(text) && error.compare(at, 2, ": ") == 0;
+}
+
+std::string WrittenBack(const SelectionManifest& manifest) {
+  std::string text;
+  for (const SelectionRule& rule : manifest.rules) {
+    text += rule.include ? "include " : "exclude ";
+    if (rule.target == RuleTarget::kFile) text += "file:";
+    if (rule.target == RuleTarget::kObject) text += "object:";
+    text += rule.pattern + "\n";
+  }
+  return text;
+}
+
+bool SameRules(const SelectionManifest& a, const SelectionManifest& b) {
+  if (a.rules.size() != b.rules.size() || a.has_include != b.has_include) return false;
+  for (size_t index = 0; index < a.rules.size(); ++index) {
+    const SelectionRule& x = a.rules[index];
+    const SelectionRule& y = b.rules[index];
+    if (x.include != y.include || x.target != y.target || x.pattern != y.pattern) return false;
+  }
+  return true;
+}
+
+bool IsGlobFree(const std::string& pattern) { return pattern.find_first_of("*?[\\") == std::string::npos; }
+
+}  // namespace
+}  // namespace limpwatch::runtime::fuzzing
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace limpwatch::runtime;
+  using namespace limpwatch::runtime::fuzzing;
+  const std::string text = limpwatch::fuzzing::Text(std::span(data, size));
+  SelectionManifest manifest;
+  std::string error;
+  if (!ParseSelectionManifest(text, kOrigin, &manifest, &error)) {
+    Check(NamesALineOfTheText(error, text), "a refusal names the origin and a line of the text");
+    return 0;
+  }
+  bool any_include = false;
+  for (const SelectionRule& rule : manifest.rules) {
+    Check(!rule.pattern.empty(), "an accepted rule has a pattern");
+    any_include = any_include || rule.include;
+  }
+  Check(manifest.has_include == any_include, "has_include says whether a rule includes");
+
+  SelectionManifest again;
+  std::string again_error;
+  Check(ParseSelectionManifest(WrittenBack(manifest), kOrigin, &again, &again_error),
+        "the rules written back parse");
+  Check(SameRules(manifest, again), "and parse to the same rules");
+
+  FunctionFacts unknown{"limpwatch_fuzz_unmatched_function", "limpwatch_fuzz_unmatched_function", "", ""};
+  IsSelected(manifest, unknown);
+  if (!manifest.rules.empty() && IsGlobFree(manifest.rules.back().pattern)) {
+    const std::string& pattern = manifest.rules.back().pattern;
+    FunctionFacts named{pattern, pattern, pattern, pattern};
+    Check(IsSelected(manifest, named) == manifest.rules.back().include,
+          "the last rule decides for a function it matches");
+  }
+  return 0;
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The sanitizer suites, run by CI after the README's test command:
+#   asan  the whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   tsan  concurrency-heavy suites under ThreadSanitizer: the hot path with
+#         many threads, retiring threads and re-selection while threads run,
+#         the peer transport and its fallback
+# usage: tools/test-sanitizers.sh [asan] [tsan]      (both when none is named)
+#
+# Every report fails the run, including one written by a child process whose
+# exit status no test looks at: the sanitizers log to files, which are read
+# after the tests.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+jobs=${LIMPWATCH_JOBS:-$(nproc)}
+
+# Tests a sanitizer cannot run by its nature, each with its reason; nothing else
+# is left out.
+asan_exclusions=(
+  # Build a program outside the tree against the installed, sanitized library:
+  # a program not linked with the sanitizer's runtime cannot load it.
+  '^packaging$'
+  '^packaging_autotools$'
+  # Checks glibc malloc's mmap threshold, and the sanitizer replaces malloc.
+  '^SamplerTest\.LoadingTheKernelsSymbolsLeavesTheProgramsMallocAlone$'
+  # Expect `limpwatch select` to drop a function for its hooks' cost against
+  # its own time, which the sanitizer's checks in every function body change.
+  '^SelectCommandTest\.KeepsWeightyFunctionsAndDropsCostlyOnes$'
+  '^SelectCommandTest\.EmittedFlagsAreAcceptedByGccAndUnhookTheDroppedFunctions$'
+  '^SelectCommandTest\.PatternsMatchCppNamesWithGlobCharactersAndCutNames$'
+)
+tsan_suites='^([A-Za-z]+/)?(GoldenTest|GoldenThreadsTest|GoldenRetiringTest|PeerTransportTest|PeerTransportFallback|SelectionTest)\.'
+# The tsan suite builds just these (and what they depend on): a whole
+# ThreadSanitizer tree would double CI's build time for tests it does not run.
+tsan_targets=(golden_test peer_transport_test selection_test limpwatch_cli)
+tsan_exclusions=(
+  # A child forked from a threaded process starts threads (the runtime's own),
+  # which ThreadSanitizer does not support ("starting new threads after
+  # multi-threaded fork is not supported").
+  '^GoldenTest\.ForkChildRecordsIntoItsOwnSegmentWithoutInheritedFrames$'
+  '^GoldenTest\.DaemonizedChildKeepsRecordingAfterTheParentExits$'
+  # An exception unwound through instrumented C frames: ThreadSanitizer's
+  # pthread_once interceptor overflows the stack inside libgcc's unwinder.
+  '^GoldenTest\.ExceptionThroughCFrameResynchronisesTheStack$'
+)
+
+joined() { local IFS='|'; echo "$*"; }
+
+# Sanitizer reports in the log directory, printed; non-zero when there is one.
+# One exception, which the leak checker itself declares: in a child forked
+# from a threaded parent it cannot see the parent's threads (their stacks
+# hold the parent's live objects) and says "False leaks are possible"; a leak
+# report from such a process alone is shown and not counted.
+check_reports() {
+  local logs=$1 found=0
+  for report in "$logs"/*; do
+    [ -e "$report" ] || continue
+    if grep -qE 'ERROR: (AddressSanitizer|ThreadSanitizer)|WARNING: ThreadSanitizer|runtime error:' "$report"; then
+      echo "---- sanitizer report $(basename "$report")"
+      cat "$report"
+      found=1
+    elif grep -q 'ERROR: LeakSanitizer' "$report"; then
+      if grep -q 'False leaks are possible' "$report"; then
+        echo "---- leak report of a forked child, not counted (the leak checker could not see the parent's threads): $(basename "$report")"
+        grep -E '^(Direct|Indirect) leak|SUMMARY' "$report" | head -5
+      else
+        echo "---- sanitizer report $(basename "$report")"
+        cat "$report"
+        found=1
+      fi
+    fi
+  done
+  return $found
+}
+
+run_suite() {
+  local preset=$1 build=$root/build-$1 filter=$2 exclusions=$3
+  shift 3
+  local targets=("$@")
+  local logs=$build/sanitizer-logs
+  local started=$SECONDS
+  echo "sanitizers: building the $preset tree${targets[*]:+ (${targets[*]})}"
+  cmake --preset "$preset" -S "$root" >/dev/null
+  cmake --build "$build" -j"$jobs" ${targets[@]:+--target "${targets[@]}"}
+  rm -rf "$logs" && mkdir -p "$logs"
+  local built=$SECONDS
+  local status=0
+  (
+    cd "$build"
+    export ASAN_OPTIONS="log_path=$logs/asan:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1"
+    export UBSAN_OPTIONS="log_path=$logs/ubsan:print_stacktrace=1:halt_on_error=1"
+    export TSAN_OPTIONS="log_path=$logs/tsan:halt_on_error=0:second_deadlock_stack=1:suppressions=$root/tools/tsan.supp"
+    ctest --output-on-failure -j"$jobs" --timeout 900 ${filter:+-R "$filter"} -E "$exclusions"
+  ) || status=1
+  check_reports "$logs" || status=1
+  echo "sanitizers: $preset built in $((built - started)) s, tested in $((SECONDS - built)) s: $([ $status -eq 0 ] && echo passed || echo FAILED)"
+  return $status
+}
+
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(asan tsan)
+"$root/tools/setup.sh"
+status=0
+for suite in "${suites[@]}"; do
+  case $suite in
+    asan) run_suite asan "" "$(joined "${asan_exclusions[@]}")" || status=1 ;;
+    tsan) run_suite tsan "$tsan_suites" "$(joined "${tsan_exclusions[@]}")" "${tsan_targets[@]}" || status=1 ;;
+    *) echo "test-sanitizers: unknown suite '$suite' (asan or tsan)" >&2; exit 2 ;;
+  esac
+done
+exit $status

@@ -35,6 +35,7 @@
 #include "limpwatch/shm/layout.h"
 #include "limpwatch/shm/segment.h"
 #include "limpwatch/shm/snapshot.h"
+#include "support/resolved_symbol.h"
 
 extern char** environ;
 
@@ -444,16 +445,7 @@ constexpr uint64_t kTicksPerMs = 1000000;  // kMonotonicRaw: one tick is one ns
 
 void RegisterFunction(const SegmentView& view, uint32_t id, std::string_view name, uint64_t address,
                       uint64_t name_hash) {
-  shm::SymbolEntry& entry = view.symbols()[id];
-  entry.address.store(address, std::memory_order_relaxed);
-  entry.name_hash = name_hash;
-  size_t length = std::min(name.size(), shm::kSymbolNameSize - 1);
-  std::memcpy(entry.name, name.data(), length);
-  entry.name[length] = '\0';
-  entry.name_length = static_cast<uint32_t>(length);
-  entry.state.store(static_cast<uint32_t>(shm::SymbolState::kResolved), std::memory_order_release);
-  auto& next = view.header()->next_function_id;
-  if (next.load() < id + 1) next.store(id + 1);
+  testing::WriteResolvedSymbol(view, id, name, address, name_hash);
 }
 
 void ActivateSlot(const SegmentView& view, uint32_t slot, uint32_t tid) {

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "limpwatch/shm/snapshot.h"
+#include "support/resolved_symbol.h"
 
 namespace limpwatch::testing {
 
@@ -54,16 +55,7 @@ const shm::SegmentView* TestSegments::Create(std::string_view tag, const shm::Ge
 }
 
 void RegisterFunction(const shm::SegmentView& view, uint32_t id, std::string_view name, uint64_t name_hash) {
-  shm::SymbolEntry& entry = view.symbols()[id];
-  entry.address.store(0x400000 + uint64_t{id} * 16, std::memory_order_relaxed);
-  entry.name_hash = name_hash;
-  size_t length = std::min(name.size(), shm::kSymbolNameSize - 1);
-  std::memcpy(entry.name, name.data(), length);
-  entry.name[length] = '\0';
-  entry.name_length = static_cast<uint32_t>(length);
-  entry.state.store(static_cast<uint32_t>(shm::SymbolState::kResolved), std::memory_order_release);
-  auto& next = view.header()->next_function_id;
-  if (next.load() < id + 1) next.store(id + 1);
+  WriteResolvedSymbol(view, id, name, 0x400000 + uint64_t{id} * 16, name_hash);
 }
 
 void ActivateSlot(const shm::SegmentView& view, uint32_t slot, uint32_t tid) {

@@ -50,16 +50,8 @@ for _ in $(seq 50); do grep -qs http "$base/serve.out" && break; sleep 0.1; done
 port=$(grep -o '127\.0\.0\.1:[0-9]*' "$base/serve.out" | cut -d: -f2)
 [[ -n $port ]] || { echo "serve_overhead: limpwatch serve did not start" >&2; exit 1; }
 
-# Run time of every thread of the servers, in ns.
-servers_cpu_ns() {
-  local total=0 pid task ns
-  for pid in $(server_pids); do
-    for task in /proc/"$pid"/task/*/schedstat; do
-      read -r ns _ <"$task" && total=$((total + ns))
-    done
-  done
-  echo "$total"
-}
+# shellcheck source=servers_cpu.sh
+source "$(dirname "${BASH_SOURCE[0]}")/servers_cpu.sh"
 serve_cpu_ns() { local ns; read -r ns _ <"/proc/$serve_pid/schedstat"; echo "$ns"; }
 workload() {  # [files], then the seconds it took
   local count=${1:-$files}

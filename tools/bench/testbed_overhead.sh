@@ -57,16 +57,8 @@ start_cluster() {  # server program (empty: the traced one), then the servers' e
 }
 stop_cluster() { "$testbed" stop --dir "$cluster" --remove >/dev/null; }
 server_pids() { grep -o '"pid":[0-9]*' "$base/start.json" | cut -d: -f2; }
-# Run time of every thread of the servers, in ns.
-servers_cpu_ns() {
-  local total=0 pid task
-  for pid in $(server_pids); do
-    for task in /proc/"$pid"/task/*/schedstat; do
-      read -r ns _ <"$task" && total=$((total + ns))
-    done
-  done
-  echo "$total"
-}
+# shellcheck source=servers_cpu.sh
+source "$(dirname "${BASH_SOURCE[0]}")/servers_cpu.sh"
 # Run time of the runtime's own threads, by name (service "limpwatch",
 # sampler reader "limpwatch-samp", analyzer "limpwatch-anlz"), in ns.
 runtime_threads_ns() {

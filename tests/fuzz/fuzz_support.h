@@ -70,6 +70,29 @@ inline void ResolveNamesFromHostsFileOnly() {
   Require(configured, "fuzz support", "the name service switch takes 'hosts: files'");
 }
 
+// The lines of `text` (a last line without its newline counts).
+inline size_t LineCount(const std::string& text) {
+  size_t lines = 0;
+  for (char c : text) lines += c == '\n';
+  if (!text.empty() && text.back() != '\n') ++lines;
+  return lines;
+}
+
+// True when `message` starts with "ORIGIN:N" for a line N of 1..lines, as a
+// parser's refusal must; *after gets the position after N.
+inline bool NamesALine(const std::string& message, const std::string& origin, size_t lines, size_t* after = nullptr) {
+  if (message.compare(0, origin.size() + 1, origin + ":") != 0) return false;
+  size_t at = origin.size() + 1;
+  size_t line = 0;
+  size_t digits = 0;
+  while (at < message.size() && message[at] >= '0' && message[at] <= '9' && digits < 12) {
+    line = line * 10 + static_cast<size_t>(message[at++] - '0');
+    ++digits;
+  }
+  if (after != nullptr) *after = at;
+  return digits > 0 && line >= 1 && line <= lines;
+}
+
 }  // namespace limpwatch::fuzzing
 
 #endif  // LIMPWATCH_TESTS_FUZZ_FUZZ_SUPPORT_H_

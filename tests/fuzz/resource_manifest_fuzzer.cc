@@ -54,18 +54,6 @@ std::vector<std::string> Words(const std::string& line) {
   return words;
 }
 
-bool NamesALine(const std::string& problem, const std::string& path, size_t lines) {
-  if (problem.compare(0, path.size() + 1, path + ":") != 0) return false;
-  size_t at = path.size() + 1;
-  size_t line = 0;
-  size_t digits = 0;
-  while (at < problem.size() && std::isdigit(static_cast<unsigned char>(problem[at])) && digits < 12) {
-    line = line * 10 + static_cast<size_t>(problem[at++] - '0');
-    ++digits;
-  }
-  return digits > 0 && line >= 1 && line <= lines;
-}
-
 }  // namespace
 }  // namespace limpwatch::analyzer::fuzzing
 
@@ -85,7 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const std::string& line : lines) content += HasAWord(line);
   Check(manifest.size() + problems.size() == content, "each line with content is one rule or one problem");
   for (const std::string& problem : problems) {
-    Check(NamesALine(problem, path, lines.size()), "a problem names the file and a line of it");
+    Check(limpwatch::fuzzing::NamesALine(problem, path, lines.size()), "a problem names the file and a line of it");
   }
 
   Check(manifest.Classify(kRunqueueWaitName) == limpwatch::shm::Resource::kCpu, "[waiting for a CPU] is cpu");

@@ -28,25 +28,11 @@ constexpr const char* kOrigin = "fuzz.select";
 
 void Check(bool condition, const char* invariant) { Require(condition, kTarget, invariant); }
 
-size_t LineCount(const std::string& text) {
-  size_t lines = 0;
-  for (char c : text) lines += c == '\n';
-  if (!text.empty() && text.back() != '\n') ++lines;
-  return lines;
-}
-
 // "fuzz.select:<line>: <reason>" with 1 <= line <= the text's lines.
 bool NamesALineOfTheText(const std::string& error, const std::string& text) {
-  const std::string prefix = std::string(kOrigin) + ":";
-  if (error.compare(0, prefix.size(), prefix) != 0) return false;
-  size_t at = prefix.size();
-  size_t line = 0;
-  size_t digits = 0;
-  while (at < error.size() && error[at] >= '0' && error[at] <= '9' && digits < 12) {
-    line = line * 10 + static_cast<size_t>(error[at++] - '0');
-    ++digits;
-  }
-  return digits > 0 && line >= 1 && line <= LineCount(text) && error.compare(at, 2, ": ") == 0;
+  size_t after = 0;
+  return limpwatch::fuzzing::NamesALine(error, kOrigin, limpwatch::fuzzing::LineCount(text), &after) &&
+         error.compare(after, 2, ": ") == 0;
 }
 
 std::string WrittenBack(const SelectionManifest& manifest) {

@@ -25,25 +25,6 @@ using limpwatch::fuzzing::Require;
 
 void Check(bool condition, const char* invariant) { Require(condition, "thresholds", invariant); }
 
-size_t LineCount(const std::string& text) {
-  size_t lines = 0;
-  for (char c : text) lines += c == '\n';
-  if (!text.empty() && text.back() != '\n') ++lines;
-  return lines;
-}
-
-bool NamesALine(const std::string& problem, const std::string& path, size_t lines) {
-  if (problem.compare(0, path.size() + 1, path + ":") != 0) return false;
-  size_t at = path.size() + 1;
-  size_t line = 0;
-  size_t digits = 0;
-  while (at < problem.size() && std::isdigit(static_cast<unsigned char>(problem[at])) && digits < 12) {
-    line = line * 10 + static_cast<size_t>(problem[at++] - '0');
-    ++digits;
-  }
-  return digits > 0 && line >= 1 && line <= lines;
-}
-
 }  // namespace
 }  // namespace limpwatch::analyzer::fuzzing
 
@@ -58,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::string> problems;
   Check(thresholds.Load(path, &problems), "a readable file loads");
   for (const std::string& problem : problems) {
-    Check(NamesALine(problem, path, LineCount(text)), "a problem names the file and a line of it");
+    Check(limpwatch::fuzzing::NamesALine(problem, path, limpwatch::fuzzing::LineCount(text)), "a problem names the file and a line of it");
   }
   for (int index = 0; index < kComparedMetricCount; ++index) {
     auto metric = static_cast<ComparedMetric>(index);

@@ -64,7 +64,9 @@ bool ParseSoakOptions(int argc, char** argv, SoakOptions* options, int* exit_sta
   options->verbose = flags.Has("verbose");
   if (std::string unread = flags.ReportUnread("limpwatch-soak"); !unread.empty()) return usage_error(unread);
   if (options->warm_up_seconds == 0) options->warm_up_seconds = std::min<uint64_t>(options->seconds / 5, 300);
-  if (options->warm_up_seconds >= options->seconds) return usage_error("--warm-up-seconds must be shorter than the run");
+  if (options->warm_up_seconds >= options->seconds) {
+    return usage_error("--warm-up-seconds must be shorter than the run");
+  }
   if (options->short_threads == 0) options->short_threads = std::max<uint64_t>(500, 10000 * options->seconds / 1800);
   for (const std::string* program : {&options->server_path, &options->cli_path}) {
     if (access(program->c_str(), X_OK) != 0) return usage_error("cannot run '" + *program + "'");

@@ -209,7 +209,7 @@ bool ReportVerdict(const SoakFigures& figures) {
   compare("file syncs", io.at(shm::FdKind::kFile, shm::IoOperation::kSync).calls,
           TallyOf(figures, "event file_syncs"));
   uint64_t udp_calls = 0;
-  for (uint32_t op = 0; op < shm::kIoOperationCount; ++op) udp_calls += io.counters[uint32_t(shm::FdKind::kUdp)][op].calls;
+  for (const shm::IoValues& udp : io.counters[uint32_t(shm::FdKind::kUdp)]) udp_calls += udp.calls;
   compare("udp calls (the analyzer's own are not the server's)", udp_calls, 0);
   checks.push_back({"bytes counted = bytes moved, and I/O calls = calls made, per fd kind", bytes_exact,
                     bytes_detail});
@@ -250,10 +250,10 @@ bool ReportVerdict(const SoakFigures& figures) {
   };
   bool threads_alive = true;
   std::string lost;
-  for (const std::string& name : {std::string("limpwatch"), std::string("limpwatch-anlz"), std::string("limpwatch-samp")}) {
+  for (const char* name : {"limpwatch", "limpwatch-anlz", "limpwatch-samp"}) {
     if (count_named(figures.threads_at_start, name) > count_named(figures.threads_at_end, name)) {
       threads_alive = false;
-      lost += (lost.empty() ? "" : ", ") + name;
+      lost += std::string(lost.empty() ? "" : ", ") + name;
     }
   }
   std::string alive;
@@ -296,13 +296,15 @@ bool ReportVerdict(const SoakFigures& figures) {
                           peers.datagrams_received == peers.datagrams_accepted + rejected &&
                           peers.datagrams_received + figures.kernel_drops == sent_to_host;
   checks.push_back({"every peer datagram refused was counted, in its class", refusals_exact && datagrams_add_up,
-                    refusals_detail + (datagrams_add_up ? "" : "; received " + Number(peers.datagrams_received) +
-                                                                  " != accepted + refused, or != sent - kernel drops")});
+                    refusals_detail + (datagrams_add_up ? ""
+                                                        : "; received " + Number(peers.datagrams_received) +
+                                                              " != accepted + refused, or != sent - kernel drops")});
   table.Row("proxy: dropped / duplicated / reordered / delayed / replayed",
             Number(figures.proxy.dropped) + " / " + Number(figures.proxy.duplicated) + " / " +
                 Number(figures.proxy.reordered) + " / " + Number(figures.proxy.delayed) + " / " +
                 Number(figures.proxy.replayed),
-            Number(figures.proxy.from_peers) + " from the peers, " + Number(figures.proxy.from_host) + " from the host");
+            Number(figures.proxy.from_peers) + " from the peers, " + Number(figures.proxy.from_host) +
+                " from the host");
 
   table.Row("alarms raised / in the file / lost", Number(figures.alarms_published) + " / " +
                                                       Number(figures.alarm_lines) + " / " +

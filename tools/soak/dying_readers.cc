@@ -12,17 +12,9 @@
 #include <vector>
 
 #include "limpwatch/shm/snapshot.h"
+#include "soak_clock.h"
 
 namespace limpwatch::soak {
-namespace {
-
-uint64_t NowMs() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1000000;
-}
-
-}  // namespace
 
 void RunDyingReader(ReaderKind kind, const std::string& cli_path, const std::string& self_path,
                     const std::string& name, const std::string& object, uint64_t max_life_ms,

@@ -1,6 +1,7 @@
 #include "fault_actions.h"
 
 #include "resource_trend.h"
+#include "soak_clock.h"
 
 #include <dirent.h>
 #include <netinet/in.h>
@@ -17,18 +18,6 @@
 
 namespace limpwatch::soak {
 namespace {
-
-uint64_t NowMs() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1000000;
-}
-
-void SleepMs(uint64_t milliseconds) {
-  timespec pause{time_t(milliseconds / 1000), long(milliseconds % 1000) * 1000000L};
-  while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
-  }
-}
 
 // The key as the servers read it from their key file.
 analyzer::PeerKey KeyOf(const std::string& path) {

@@ -1,4 +1,5 @@
 #include "load_client.h"
+#include "soak_clock.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -14,18 +15,6 @@ namespace limpwatch::soak {
 namespace {
 
 constexpr int kReplyTimeoutSeconds = 60;
-
-uint64_t NowMs() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1000000;
-}
-
-void SleepMs(uint64_t milliseconds) {
-  timespec pause{time_t(milliseconds / 1000), long(milliseconds % 1000) * 1000000L};
-  while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
-  }
-}
 
 size_t Slot(RequestType type) { return static_cast<size_t>(type) % kRequestTypeSlots; }
 

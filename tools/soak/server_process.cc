@@ -1,4 +1,5 @@
 #include "server_process.h"
+#include "soak_clock.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,15 +14,6 @@
 extern char** environ;
 
 namespace limpwatch::soak {
-namespace {
-
-uint64_t MonotonicMs() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1000000;
-}
-
-}  // namespace
 
 ServerProcess::~ServerProcess() {
   Kill();
@@ -120,11 +112,11 @@ bool ServerProcess::Stop(uint64_t timeout_ms, std::string* captured, std::string
     return false;
   }
   kill(pid_, SIGTERM);
-  uint64_t deadline = MonotonicMs() + timeout_ms;
+  uint64_t deadline = NowMs() + timeout_ms;
   if (stdout_fd_ >= 0) {
     char buffer[4096];
     for (;;) {
-      uint64_t now = MonotonicMs();
+      uint64_t now = NowMs();
       if (now >= deadline) break;
       pollfd watched{stdout_fd_, POLLIN, 0};
       if (poll(&watched, 1, int(deadline - now)) <= 0) continue;
@@ -134,7 +126,7 @@ bool ServerProcess::Stop(uint64_t timeout_ms, std::string* captured, std::string
       captured->append(buffer, size_t(got));
     }
   }
-  while (Running() && MonotonicMs() < deadline) {
+  while (Running() && NowMs() < deadline) {
     timespec pause{0, 20'000'000};
     nanosleep(&pause, nullptr);
   }

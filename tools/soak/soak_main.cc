@@ -31,6 +31,7 @@
 #include "soak_cluster.h"
 #include "soak_options.h"
 #include "soak_verdict.h"
+#include "soak_clock.h"
 
 namespace limpwatch::soak {
 namespace {
@@ -39,18 +40,6 @@ constexpr uint64_t kSampleEveryMs = 2000;
 constinit std::atomic<bool> g_interrupted{false};
 
 void OnInterrupt(int) { g_interrupted.store(true); }
-
-uint64_t NowMs() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1000000;
-}
-
-void SleepMs(uint64_t milliseconds) {
-  timespec pause{time_t(milliseconds / 1000), long(milliseconds % 1000) * 1000000L};
-  while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
-  }
-}
 
 std::string SelfPath() {
   std::error_code error;

@@ -1,4 +1,5 @@
 #include "udp_fault_proxy.h"
+#include "soak_clock.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -19,12 +20,6 @@ namespace {
 constexpr size_t kHistoryPerPeer = 64;
 constexpr uint64_t kReorderHoldMs = 2000;  // a held datagram goes by then even if nothing follows it
 constexpr size_t kReceiveBytes = 65536;
-
-uint64_t NowMs() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1000000;
-}
 
 sockaddr_in Loopback(uint16_t port) {
   sockaddr_in address{};

@@ -85,7 +85,11 @@ class EchoExchange : public SummaryExchange {
     };
     received.push_back(as(sent_.back(), "steady"));
     if (sent_.size() <= fading_windows_) received.push_back(as(sent_.back(), "fading"));
-    if (sent_.size() == late_at_) received.push_back(as(first_, "steady"));
+    // At or after: a tick that comes late completes two windows at once.
+    if (late_at_ != 0 && !late_sent_ && sent_.size() >= late_at_) {
+      received.push_back(as(first_, "steady"));
+      late_sent_ = true;
+    }
     return received;
   }
   PeerSummary AsReceived(const PeerSummary& summary) const override { return summary; }
@@ -93,6 +97,7 @@ class EchoExchange : public SummaryExchange {
  private:
   size_t fading_windows_;
   size_t late_at_;
+  bool late_sent_ = false;
   std::vector<PeerSummary> sent_;
   PeerSummary first_;
 };

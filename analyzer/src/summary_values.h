@@ -28,12 +28,12 @@ inline Metric VectorMetricOf(ComparedMetric metric) {
 }
 
 // The keys of the features the rtt, loss, cpuwait, dsync and majflt metrics are read from.
-inline const uint32_t kRoundTripKey = FoldNameHash(shm::FunctionNameHash(kRoundTripName));
-inline const uint32_t kLostPacketsKey = FoldNameHash(shm::FunctionNameHash(kLostPacketsName));
-inline const uint32_t kRunqueueWaitKey = FoldNameHash(shm::FunctionNameHash(kRunqueueWaitName));
-inline const uint32_t kFileSyncKey = FoldNameHash(shm::FunctionNameHash(kFileSyncName));
-inline const uint32_t kMajorFaultsKey = FoldNameHash(shm::FunctionNameHash(kMajorFaultsName));
-inline const uint32_t kCpuTimeKey = FoldNameHash(shm::FunctionNameHash(kCpuTimeName));
+inline constexpr uint32_t kRoundTripKey = FoldNameHash(shm::FunctionNameHash(kRoundTripName));
+inline constexpr uint32_t kLostPacketsKey = FoldNameHash(shm::FunctionNameHash(kLostPacketsName));
+inline constexpr uint32_t kRunqueueWaitKey = FoldNameHash(shm::FunctionNameHash(kRunqueueWaitName));
+inline constexpr uint32_t kFileSyncKey = FoldNameHash(shm::FunctionNameHash(kFileSyncName));
+inline constexpr uint32_t kMajorFaultsKey = FoldNameHash(shm::FunctionNameHash(kMajorFaultsName));
+inline constexpr uint32_t kCpuTimeKey = FoldNameHash(shm::FunctionNameHash(kCpuTimeName));
 
 // Whether a key is one of the features limpwatch adds to a profile itself
 // (above), not a function of the server's.

@@ -174,7 +174,9 @@ void StartAnalyzerInChild() {
   StartAnalyzerThread();
 }
 
-[[gnu::constructor(102)]] void StartAnalyzerWhenAsked() {
+// After the runtime's constructors (101-105): no thread of the library starts
+// while a constructor still writes a setting it reads.
+[[gnu::constructor(106)]] void StartAnalyzerWhenAsked() {
   runtime::ThreadState& thread = runtime::t_thread;
   uint32_t saved_guard = thread.in_hook;
   thread.in_hook = 1;

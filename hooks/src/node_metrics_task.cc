@@ -48,7 +48,7 @@ void SampleNodeMetrics(const shm::SegmentView& segment, uint64_t now_ns) {
   for (const auto& problem : problems) ReportOnce(problem);
 }
 
-[[gnu::constructor]] void RegisterNodeMetricsTask() {
+[[gnu::constructor(102)]] void RegisterNodeMetricsTask() {
   int saved_errno = errno;
   const char* configured = std::getenv("LIMPWATCH_STORAGE_DIR");
   std::string directory = configured != nullptr && *configured != '\0' ? configured : ".";

@@ -25,7 +25,7 @@ uint64_t SiteKey(lw_site* site) { return reinterpret_cast<uint64_t>(site); }
 
 void NewSiteGenerationInChild() { g_site_generation.fetch_add(1, std::memory_order_relaxed); }
 
-[[gnu::constructor]] void WatchForks() { pthread_atfork(nullptr, nullptr, NewSiteGenerationInChild); }
+[[gnu::constructor(102)]] void WatchForks() { pthread_atfork(nullptr, nullptr, NewSiteGenerationInChild); }
 
 }  // namespace
 

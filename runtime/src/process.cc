@@ -59,6 +59,12 @@ constinit shm::SegmentView g_view;
 pthread_key_t g_thread_exit_key;
 constinit bool g_process_hooks_installed = false;
 constinit std::atomic<uint64_t> g_service_epoch{0};
+// The library's threads start once its prioritised constructors have run
+// (StartRuntimeThreads), never from the first one: a thread started earlier
+// reads settings that later constructors are still writing (the fd table's
+// size, at 102). Under g_init_mutex.
+constinit bool g_constructors_done = false;
+constinit bool g_service_thread_started = false;
 constinit bool g_clock_refined = false;  // service thread only
 constinit bool g_removed_for_exec = false;  // BeforeExec removed (or marked) the segment
 
@@ -289,7 +295,10 @@ void InitializeLocked() {
     pthread_atfork(BeforeFork, AfterForkInParent, AfterForkInChild);
     g_process_hooks_installed = true;
   }
-  StartServiceThread();
+  if (g_constructors_done) {
+    StartServiceThread();
+    g_service_thread_started = true;
+  }
   g_process.phase.store(static_cast<uint32_t>(ProcessPhase::kReady), std::memory_order_release);
   if (!g_config->quiet && std::getenv("LIMPWATCH_VERBOSE") != nullptr) {
     LogLine("recording into " + g_writer->object_name());
@@ -399,6 +408,27 @@ void AfterFailedExec() {
   EnsureProcessInitialized();
   errno = saved_errno;
   thread.in_hook = 0;
+}
+
+// After every prioritised constructor of the library (101-104: the segment,
+// the real calls, the I/O settings, the selection, the patchers), before the
+// sampler's and the analyzer's threads (106) and the program's constructors.
+[[gnu::constructor(105)]] void StartRuntimeThreads() {
+  ThreadState& thread = t_thread;
+  uint32_t saved_guard = thread.in_hook;
+  thread.in_hook = 1;
+  int saved_errno = errno;
+  {
+    std::lock_guard<std::mutex> lock(g_init_mutex);
+    g_constructors_done = true;
+    bool ready = g_process.phase.load(std::memory_order_acquire) == static_cast<uint32_t>(ProcessPhase::kReady);
+    if (ready && !g_service_thread_started) {
+      StartServiceThread();
+      g_service_thread_started = true;
+    }
+  }
+  errno = saved_errno;
+  thread.in_hook = saved_guard;
 }
 
 // At a normal exit the segment's name is removed (or, with LIMPWATCH_KEEP,

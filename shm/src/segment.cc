@@ -185,3 +185,36 @@ bool RemoveSegmentObject(const std::string& object_name, std::string* error) {
 }
 
 }  // namespace limpwatch::shm
+
+#if defined(__SANITIZE_THREAD__)
+// Boost.Interprocess caches the page size in a template static that this
+// file's static initialisation writes. That initialisation has no priority,
+// so it runs after the runtime's threads started (priority 105), and one of
+// them may already have read the cache, which falls back to sysconf() while
+// it is still 0: the same value either way. ThreadSanitizer is told so by
+// address, before any thread starts; a suppression by name would make it
+// symbolize the stack inside the program's thread, and its symbolizer's
+// file reads would be counted as the program's I/O.
+extern "C" void AnnotateBenignRaceSized(const char* file, int line, const volatile void* address, long size,
+                                        const char* description);
+
+namespace limpwatch::shm {
+namespace {
+
+// An explicit instantiation may name a private member ([temp.explicit]): the
+// friend it defines hands out the cache's address.
+template <const std::size_t* Cache>
+struct ExposePageSizeCache {
+  friend const std::size_t* PageSizeCacheAddress() { return Cache; }
+};
+const std::size_t* PageSizeCacheAddress();
+template struct ExposePageSizeCache<&bip::mapped_region::page_size_holder<0>::PageSize>;
+
+[[gnu::constructor(101)]] void DeclarePageSizeCacheBenign() {
+  AnnotateBenignRaceSized(__FILE__, __LINE__, PageSizeCacheAddress(), sizeof(std::size_t),
+                          "Boost.Interprocess page size cache, written by static initialisation");
+}
+
+}  // namespace
+}  // namespace limpwatch::shm
+#endif

@@ -58,7 +58,7 @@ constinit std::atomic<BacktraceFunction*> g_backtrace{nullptr};
 constinit std::atomic<BeginCatchFunction*> g_begin_catch{nullptr};
 
 // Resolved at load, so that throwing std::bad_alloc never has to call dlsym.
-[[gnu::constructor]] void ResolveUnwinder() {
+[[gnu::constructor(102)]] void ResolveUnwinder() {
   Next(g_raise, "_Unwind_RaiseException");
   Next(g_resume, "_Unwind_Resume");
   Next(g_resume_or_rethrow, "_Unwind_Resume_or_Rethrow");

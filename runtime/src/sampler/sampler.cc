@@ -409,8 +409,9 @@ void UnlockInChild() {
   g_mutex.unlock();
 }
 
-// After the runtime's constructor (priority 101), so the segment exists.
-[[gnu::constructor(102)]] void StartSampler() {
+// After the runtime's constructors: the segment exists (101) and every
+// setting is read before the sampler's thread starts (105).
+[[gnu::constructor(106)]] void StartSampler() {
   if (g_process.phase.load(std::memory_order_acquire) != static_cast<uint32_t>(ProcessPhase::kReady)) return;
   ThreadState& thread = t_thread;
   uint32_t saved_guard = thread.in_hook;

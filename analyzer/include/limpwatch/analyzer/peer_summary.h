@@ -72,7 +72,7 @@ struct PeerSummary {
 };
 
 // The 32-bit feature key of a 64-bit function-name hash.
-inline uint32_t FoldNameHash(uint64_t name_hash) {
+constexpr uint32_t FoldNameHash(uint64_t name_hash) {
   uint32_t folded = static_cast<uint32_t>(name_hash ^ (name_hash >> 32));
   return folded == 0 ? 1 : folded;
 }

@@ -4,7 +4,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
+#include "io_settings.h"
 #include "process.h"
 
 namespace limpwatch::hooks {
@@ -34,19 +36,6 @@ void SetSlowCallTicks() {
   }
 }
 
-void LogOnce(const std::string& message);
-
-// LIMPWATCH_IO_TIMING: "adaptive" (the default) or "every".
-void ReadTimingPolicy() {
-  const char* text = std::getenv("LIMPWATCH_IO_TIMING");
-  if (text == nullptr || *text == '\0' || std::strcmp(text, "adaptive") == 0) return;
-  if (std::strcmp(text, "every") == 0) {
-    g_timing.fast_call_mask = 0;
-    return;
-  }
-  LogOnce("ignoring LIMPWATCH_IO_TIMING='" + std::string(text) + "': expected adaptive or every; using adaptive");
-}
-
 void LogOnce(const std::string& message) {
   runtime::ThreadState& thread = runtime::t_thread;
   uint32_t saved_guard = thread.in_hook;
@@ -55,25 +44,15 @@ void LogOnce(const std::string& message) {
   thread.in_hook = saved_guard;
 }
 
-// LIMPWATCH_FD_TABLE_SIZE: fewer fd table entries than the 65536 there are.
-void ReadFdTableSize() {
-  const char* text = std::getenv("LIMPWATCH_FD_TABLE_SIZE");
-  if (text == nullptr || *text == '\0') return;
-  char* end = nullptr;
-  unsigned long size = std::strtoul(text, &end, 10);
-  if (*end != '\0' || size < 16 || size > kFdTableSize) {
-    LogOnce("ignoring LIMPWATCH_FD_TABLE_SIZE='" + std::string(text) + "': expected 16 to " +
-            std::to_string(kFdTableSize) + "; the table has " + std::to_string(kFdTableSize) + " entries");
-    return;
-  }
-  g_fd_table_size = static_cast<uint32_t>(size);
-}
-
-// After the runtime's start-up (priority 101), so the clock is calibrated.
+// After the runtime's start-up (priority 101), so the clock is calibrated;
+// before the library's threads start (105), which read the table's size.
 [[gnu::constructor(102)]] void ReadIoConfig() {
   int saved_errno = errno;
-  ReadFdTableSize();
-  ReadTimingPolicy();
+  std::vector<std::string> problems;
+  IoSettings settings = ReadIoSettings(kFdTableSize, &problems);
+  for (const std::string& problem : problems) LogOnce("ignoring " + problem);
+  g_fd_table_size = settings.fd_table_size;
+  if (settings.time_every_call) g_timing.fast_call_mask = 0;
   SetSlowCallTicks();
   errno = saved_errno;
 }

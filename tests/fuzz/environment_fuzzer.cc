@@ -4,7 +4,8 @@
 // the analyzer's (analyzer/analyzer_config.h: numbers, factors, windows,
 // names of rules and distances), the peer configuration's
 // (analyzer/peer_config.h: the list, port offset, per-alias ports, bind
-// address, self) and the recording path's %n / %p.
+// address, self), the I/O interposers' (hooks/src/io_settings.h: the fd
+// table's size, the timing policy) and the recording path's %n / %p.
 //
 // An input is lines of NAME=value. Only the variables listed below are set
 // (every other line is ignored, so an input cannot reach the sanitizers'
@@ -19,7 +20,8 @@
 //   - whatever the values, the settings are within their documented
 //     bounds: a geometry a segment can be laid out with, a service interval
 //     of 10-1000 ms, a sampling rate of at most 10 kHz, analyzer windows no
-//     shorter than their shift, factors of at least 1;
+//     shorter than their shift, factors of at least 1, an fd table of 16
+//     to 65536 entries;
 //   - a variable not set keeps its default;
 //   - an accepted LIMPWATCH_NAME names a segment object that parses back
 //     to it;
@@ -38,6 +40,7 @@
 #include <vector>
 
 #include "config.h"
+#include "io_settings.h"
 #include "fuzz_support.h"
 #include "limpwatch/analyzer/analyzer_config.h"
 #include "limpwatch/analyzer/peer_config.h"
@@ -50,7 +53,7 @@ namespace {
 
 void Check(bool condition, const char* invariant) { Require(condition, "environment", invariant); }
 
-constexpr std::array<std::string_view, 37> kVariables = {
+constexpr std::array<std::string_view, 39> kVariables = {
     "LIMPWATCH_DISABLE",
     "LIMPWATCH_KEEP",
     "LIMPWATCH_QUIET",
@@ -88,6 +91,8 @@ constexpr std::array<std::string_view, 37> kVariables = {
     "LIMPWATCH_PEER_PORTS",
     "LIMPWATCH_PEER_BIND",
     "LIMPWATCH_RECORD",
+    "LIMPWATCH_FD_TABLE_SIZE",
+    "LIMPWATCH_IO_TIMING",
 };
 
 constexpr const char* kFsConf =
@@ -166,6 +171,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   runtime::RuntimeConfig runtime_config = runtime::ReadConfigFromEnvironment(&problems);
   runtime::SamplerConfig sampler = runtime::ReadSamplerConfig(&problems);
   analyzer::AnalyzerConfig analyzer_config = analyzer::ReadAnalyzerConfigFromEnvironment(&problems);
+  constexpr uint32_t kTableEntries = 65536;
+  hooks::IoSettings io_settings = hooks::ReadIoSettings(kTableEntries, &problems);
   for (const std::string& problem : problems) {
     bool named = false;
     for (size_t index = 0; index < kVariables.size(); ++index) {
@@ -196,6 +203,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto parts = shm::ParseSegmentObjectName(shm::SegmentObjectName(runtime_config.name, 4242));
     Check(parts && parts->name == runtime_config.name && parts->pid == 4242, "its object name parses back to it");
   }
+
+  Check(io_settings.fd_table_size >= hooks::kMinFdTableSize && io_settings.fd_table_size <= kTableEntries,
+        "an fd table of 16 to 65536 entries");
+  if (!given("LIMPWATCH_FD_TABLE_SIZE")) Check(io_settings.fd_table_size == kTableEntries, "the whole fd table");
+  Check(io_settings.time_every_call == (values[IndexOf("LIMPWATCH_IO_TIMING")] == "every"),
+        "every call timed only when asked for by name");
 
   Check(sampler.rate_hz <= runtime::kMaxSampleHz, "a sampling rate of at most 10 kHz");
   if (!given("LIMPWATCH_SAMPLE_HZ")) Check(sampler.rate_hz == runtime::kDefaultSampleHz, "the default rate");

@@ -69,6 +69,15 @@ TEST(serve_exposition, EveryCountOfASegmentIsServedUnderItsServerLabel) {
   // As the analyzer counts them: by the peer wire's DecodeError.
   view->analyzer_shedding()->datagrams_rejected[static_cast<size_t>(analyzer::DecodeError::kReplayed)].store(2);
   view->analyzer_shedding()->datagrams_rejected[static_cast<size_t>(analyzer::DecodeError::kBadMagic)].store(1);
+  // Every place the runtime and the analyzer shed work, each its own count.
+  view->analyzer_shedding()->summaries_late.store(5);
+  view->analyzer_shedding()->ticks_missed.store(3);
+  view->analyzer_shedding()->exchange_internal_errors.store(7);
+  view->analyzer_shedding()->datagram_receive_errors.store(4);
+  view->analyzer_shedding()->replay_senders_forgotten.store(6);
+  view->analyzer_shedding()->io_uring_refused.store(shm::kRingOfRecording);
+  view->header()->counters.threads_without_slot.store(8);
+  view->header()->counters.calls_during_hooks_lost.store(9);
   SegmentCollector collector(false);
   ParsedExposition page = Scrape(collector);
   const std::string server = TestSegments::Name("counts");
@@ -115,6 +124,16 @@ TEST(serve_exposition, EveryCountOfASegmentIsServedUnderItsServerLabel) {
             0);
   EXPECT_EQ(page.Find("limpwatch_peer_datagrams_rejected_by_class_total", of).size(), analyzer::kDecodeErrorCount - 1)
       << "one series per rejection class";
+  EXPECT_EQ(page.Value("limpwatch_analyzer_summaries_late_total", of), 5);
+  EXPECT_EQ(page.Value("limpwatch_analyzer_ticks_missed_total", of), 3);
+  EXPECT_EQ(page.Value("limpwatch_analyzer_exchange_errors_total", of), 7);
+  EXPECT_EQ(page.Value("limpwatch_peer_receive_errors_total", of), 4);
+  EXPECT_EQ(page.Value("limpwatch_peer_replay_senders_forgotten_total", of), 6);
+  EXPECT_EQ(page.Value("limpwatch_analyzer_io_uring_refused", {{"server", server}, {"ring", "recording"}}), 1);
+  EXPECT_EQ(page.Value("limpwatch_analyzer_io_uring_refused", {{"server", server}, {"ring", "exchange"}}), 0);
+  EXPECT_EQ(page.Value("limpwatch_analyzer_io_uring_refused", {{"server", server}, {"ring", "alarms_file"}}), 0);
+  EXPECT_EQ(page.Value("limpwatch_threads_without_slot_total", of), 8);
+  EXPECT_EQ(page.Value("limpwatch_calls_during_hooks_lost_total", of), 9);
   EXPECT_EQ(page.Value("limpwatch_peer_summaries_accepted_total", {{"server", server}, {"peer", "peer-a"}}), 20);
   EXPECT_EQ(page.Find("limpwatch_peer_last_heard_seconds", of).size(), 2u) << "peer-c was never heard";
   EXPECT_EQ(page.types["limpwatch_traced_calls_total"], "counter");

@@ -30,6 +30,8 @@ struct Families {
   MetricFamily& resynced_frames;
   MetricFamily& unmatched_exits;
   MetricFamily& calls_without_slot;
+  MetricFamily& threads_without_slot;
+  MetricFamily& calls_during_hooks_lost;
   MetricFamily& functions_traced;
   MetricFamily& function_calls;
   MetricFamily& function_self;
@@ -55,11 +57,17 @@ struct Families {
   MetricFamily& analyzer_summaries_unsent;
   MetricFamily& analyzer_recording_lost;
   MetricFamily& analyzer_alarms_file_lost;
+  MetricFamily& analyzer_summaries_late;
+  MetricFamily& analyzer_ticks_missed;
+  MetricFamily& analyzer_exchange_errors;
+  MetricFamily& analyzer_io_uring_refused;
   MetricFamily& peers_configured;
   MetricFamily& datagrams_received;
   MetricFamily& datagrams_accepted;
   MetricFamily& datagrams_rejected;
   MetricFamily& datagrams_rejected_by_class;
+  MetricFamily& datagram_receive_errors;
+  MetricFamily& replay_senders_forgotten;
   MetricFamily& summaries_sent;
   MetricFamily& send_errors;
   MetricFamily& peer_summaries_accepted;
@@ -96,6 +104,15 @@ Families::Families(Exposition* page)
                                     "Function exits without a matching entry, ignored.", {"server"})),
       calls_without_slot(page->Declare("limpwatch_calls_without_slot_total", MetricType::kCounter,
                                        "Calls of threads that found no free thread slot, not recorded.", {"server"})),
+      threads_without_slot(page->Declare("limpwatch_threads_without_slot_total", MetricType::kCounter,
+                                         "Threads that found no free thread slot: their I/O goes to the process "
+                                         "totals, their calls are not recorded.",
+                                         {"server"})),
+      calls_during_hooks_lost(page->Declare(
+          "limpwatch_calls_during_hooks_lost_total", MetricType::kCounter,
+          "Traced calls of signal handlers that interrupted limpwatch's own hooks before their function was "
+          "registered: not counted.",
+          {"server"})),
       functions_traced(page->Declare("limpwatch_functions_called", MetricType::kGauge,
                                      "Functions called at least once; the function series show the top ones only.",
                                      {"server"})),
@@ -160,6 +177,22 @@ Families::Families(Exposition* page)
       analyzer_alarms_file_lost(page->Declare("limpwatch_analyzer_alarms_failed_writes_total", MetricType::kCounter,
                                               "Appends to the alarms file (LIMPWATCH_ALARMS) that failed.",
                                               {"server"})),
+      analyzer_summaries_late(page->Declare("limpwatch_analyzer_summaries_late_total", MetricType::kCounter,
+                                            "Peers' summaries that arrived after their window was compared: not "
+                                            "compared.",
+                                            {"server"})),
+      analyzer_ticks_missed(page->Declare("limpwatch_analyzer_ticks_missed_total", MetricType::kCounter,
+                                          "Tick boundaries that passed while a tick still ran: windows not looked "
+                                          "at.",
+                                          {"server"})),
+      analyzer_exchange_errors(page->Declare("limpwatch_analyzer_exchange_errors_total", MetricType::kCounter,
+                                             "Errors stopped at the peer exchange's boundary (the exchange goes "
+                                             "on).",
+                                             {"server"})),
+      analyzer_io_uring_refused(page->Declare("limpwatch_analyzer_io_uring_refused", MetricType::kGauge,
+                                              "1 when the kernel refused io_uring to that part of the analyzer "
+                                              "(exchange, recording, alarms_file), which then uses plain calls.",
+                                              {"server", "ring"})),
       peers_configured(page->Declare("limpwatch_peers_configured", MetricType::kGauge,
                                      "Peers the server's analyzer exchanges summaries with.", {"server"})),
       datagrams_received(page->Declare("limpwatch_peer_datagrams_received_total", MetricType::kCounter,
@@ -174,6 +207,11 @@ Families::Families(Exposition* page)
           "Datagrams the peer exchange rejected, by class (truncated, bad_magic, replayed, unknown_sender, ...; "
           "all 0 from a server older than segment layout 1.10, which counts only the total).",
           {"server", "class"})),
+      datagram_receive_errors(page->Declare("limpwatch_peer_receive_errors_total", MetricType::kCounter,
+                                            "Receives of the peer socket (or its ring) that failed.", {"server"})),
+      replay_senders_forgotten(page->Declare(
+          "limpwatch_peer_replay_senders_forgotten_total", MetricType::kCounter,
+          "Senders the full replay table forgot (their next datagram is checked as a new sender's).", {"server"})),
       summaries_sent(page->Declare("limpwatch_peer_summaries_sent_total", MetricType::kCounter,
                                    "Summaries the server sent its peers.", {"server"})),
       send_errors(page->Declare("limpwatch_peer_send_errors_total", MetricType::kCounter,
@@ -271,6 +309,8 @@ void AddCalls(Families& f, const ServedSegment& segment, size_t top_functions) {
   f.resynced_frames.Add(server, s.diagnostics.resynced_frames);
   f.unmatched_exits.Add(server, s.diagnostics.unmatched_exits);
   f.calls_without_slot.Add(server, s.calls_without_slot);
+  f.threads_without_slot.Add(server, s.threads_without_slot);
+  f.calls_during_hooks_lost.Add(server, s.calls_during_hooks_lost);
   f.functions_traced.Add(server, called);
   for (const ServedFunction& function : TopFunctions(s, top_functions)) {
     f.function_calls.Add({segment.server, function.label}, function.record->counters.calls);
@@ -337,6 +377,14 @@ void AddAnalyzerAndPeers(Families& f, const ServedSegment& segment) {
     f.analyzer_summaries_unsent.Add(server, health.summaries_unsent);
     f.analyzer_recording_lost.Add(server, health.recording_failed_writes);
     f.analyzer_alarms_file_lost.Add(server, health.alarms_failed_writes);
+    const shm::AnalyzerSheddingValues& shedding = s.analyzer_shedding;
+    f.analyzer_summaries_late.Add(server, shedding.summaries_late);
+    f.analyzer_ticks_missed.Add(server, shedding.ticks_missed);
+    f.analyzer_exchange_errors.Add(server, shedding.exchange_internal_errors);
+    for (auto [bit, ring] : {std::pair{shm::kRingOfExchange, "exchange"}, std::pair{shm::kRingOfRecording, "recording"},
+                             std::pair{shm::kRingOfAlarmsFile, "alarms_file"}}) {
+      f.analyzer_io_uring_refused.Add({segment.server, ring}, uint64_t{(shedding.io_uring_refused & bit) != 0});
+    }
   }
   const shm::PeerStatusValues& peers = s.peer_status;
   if (!peers.valid) return;
@@ -353,6 +401,8 @@ void AddAnalyzerAndPeers(Families& f, const ServedSegment& segment) {
                              : "class " + std::to_string(index);
     f.datagrams_rejected_by_class.Add({segment.server, name}, shedding.datagrams_rejected[index]);
   }
+  f.datagram_receive_errors.Add(server, shedding.datagram_receive_errors);
+  f.replay_senders_forgotten.Add(server, shedding.replay_senders_forgotten);
   f.summaries_sent.Add(server, peers.summaries_sent);
   f.send_errors.Add(server, peers.send_errors);
   for (const shm::PeerStatusRow& peer : peers.peers) {

@@ -3,17 +3,21 @@
 // lost packets, and a healthy one next to none, is checked on the test-bed
 // with nftables dropping packets: testbed_fault_test.)
 #include "limpwatch/analyzer/tcp_loss_counters.h"
+#include "limpwatch/analyzer/tcp_socket_diag.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace limpwatch::analyzer {
@@ -285,11 +289,75 @@ TEST(TcpLossCountersTest, LossOnAnOpenedConnectionIsKeptApartFromTheServersOwn) 
   EXPECT_EQ(counters.retransmitted(), counters.served().retransmitted);
 }
 
+uint64_t InodeOf(int fd) {
+  struct stat status {};
+  return fstat(fd, &status) == 0 ? status.st_ino : 0;
+}
+
+uint16_t PortOf(int fd) {
+  sockaddr_in address{};
+  socklen_t length = sizeof address;
+  return getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0 ? ntohs(address.sin_port) : 0;
+}
+
+// The socket diagnostics find this process's sockets by inode, with their
+// local ports and counters as the descriptors themselves report them.
+TEST(TcpLossCountersTest, SocketsAreReadByInodeThroughTheKernelsDiagnostics) {
+  LoopbackConnection connection;
+  ASSERT_GE(connection.server, 0);
+  std::unordered_set<uint64_t> inodes;
+  ASSERT_TRUE(SocketInodesOf("/proc/self/fd", &inodes));
+  for (int fd : {connection.listener, connection.client, connection.server}) EXPECT_TRUE(inodes.contains(InodeOf(fd)));
+  int pipe_ends[2];
+  ASSERT_EQ(pipe(pipe_ends), 0);
+  std::unordered_set<uint64_t> with_pipe;
+  ASSERT_TRUE(SocketInodesOf("/proc/self/fd", &with_pipe));
+  EXPECT_FALSE(with_pipe.contains(InodeOf(pipe_ends[0]))) << "a pipe is no socket";
+  close(pipe_ends[0]);
+  close(pipe_ends[1]);
+
+  std::unordered_map<uint64_t, DiagnosedTcpSocket> sockets;
+  std::string error;
+  ASSERT_TRUE(DiagnoseTcpSockets(inodes, &sockets, &error)) << error;
+  for (int fd : {connection.listener, connection.client, connection.server}) {
+    auto found = sockets.find(InodeOf(fd));
+    ASSERT_NE(found, sockets.end()) << "fd " << fd;
+    EXPECT_EQ(found->second.local_port, PortOf(fd));
+    EXPECT_EQ(found->second.counts.listening, fd == connection.listener);
+    TcpSocketCounts direct;
+    ASSERT_TRUE(ReadTcpSocketCounts(fd, &direct));
+    EXPECT_EQ(found->second.counts.timeout_us, direct.timeout_us);
+    EXPECT_EQ(found->second.counts.retransmitted, direct.retransmitted);
+  }
+  // Only the sockets asked for: none of another process, none unasked.
+  std::unordered_set<uint64_t> only_client{InodeOf(connection.client)};
+  ASSERT_TRUE(DiagnoseTcpSockets(only_client, &sockets, &error)) << error;
+  EXPECT_EQ(sockets.size(), 1u);
+}
+
+// A socket closed between the listing and the diagnostics is absent, never
+// counted under whatever took its number.
+TEST(TcpLossCountersTest, ASocketClosedBeforeItsDiagnosticsIsAbsent) {
+  LoopbackConnection connection;
+  ASSERT_GE(connection.server, 0);
+  uint64_t client = InodeOf(connection.client);
+  int number = connection.client;
+  close(connection.client);
+  connection.client = socket(AF_INET, SOCK_STREAM, 0);  // the number reused
+  ASSERT_EQ(connection.client, number);
+  std::unordered_map<uint64_t, DiagnosedTcpSocket> sockets;
+  std::string error;
+  ASSERT_TRUE(DiagnoseTcpSockets({client, InodeOf(connection.server)}, &sockets, &error)) << error;
+  EXPECT_FALSE(sockets.contains(client));
+  EXPECT_TRUE(sockets.contains(InodeOf(connection.server)));
+}
+
 TEST(TcpLossCountersTest, AnUnreadableDescriptorDirectoryIsReported) {
   TcpLossCounters counters("/nonexistent-proc");
   EXPECT_FALSE(counters.Update());
   EXPECT_EQ(counters.sockets(), 0u);
   EXPECT_EQ(counters.retransmitted(), 0u);
+  EXPECT_EQ(counters.problem(), "") << "the diagnostics were never asked";
 }
 
 }  // namespace

@@ -12,9 +12,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <unordered_set>
 #include <vector>
 
 #include "limpwatch/analyzer/peer_address.h"
+#include "limpwatch/analyzer/tcp_socket_diag.h"
 
 namespace limpwatch::analyzer {
 namespace {
@@ -28,14 +30,6 @@ uint64_t SocketInode(int fd) {
 
 uint64_t Added(uint64_t before, uint64_t now) { return now >= before ? now - before : now; }
 
-// Linux 6.7 appended, after tcpi_snd_wnd (the last field these headers
-// know): u32 tcpi_rcv_wnd, u32 tcpi_rehash, u16 tcpi_total_rto,
-// u16 tcpi_total_rto_recoveries, u32 tcpi_total_rto_time.
-constexpr size_t kTotalRtoTimeOffset = offsetof(tcp_info, tcpi_snd_wnd) + 16;
-
-// TCP_LISTEN of the kernel's tcp_states.h, which linux/tcp.h does not export.
-constexpr uint8_t kListenState = 10;
-
 // The local port of a socket, 0 when it has none or is not IPv4 / IPv6.
 uint16_t LocalPort(int fd) {
   sockaddr_storage address{};
@@ -45,42 +39,13 @@ uint16_t LocalPort(int fd) {
   return local ? local->port() : 0;
 }
 
-struct NewerTcpInfo {
-  tcp_info known;
-  uint8_t newer[128];
-};
-
 }  // namespace
 
 bool ReadTcpSocketCounts(int fd, TcpSocketCounts* counts) {
-  NewerTcpInfo buffer{};
+  uint8_t buffer[sizeof(tcp_info) + 128] = {};
   socklen_t length = sizeof buffer;
-  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &buffer, &length) != 0) return false;
-  const tcp_info& info = buffer.known;
-  if (length < offsetof(tcp_info, tcpi_total_retrans) + sizeof info.tcpi_total_retrans) return false;
-  counts->retransmitted = info.tcpi_total_retrans;
-  counts->duplicates_reported = 0;
-  if (length >= offsetof(tcp_info, tcpi_dsack_dups) + sizeof info.tcpi_dsack_dups) {
-    counts->duplicates_reported = info.tcpi_dsack_dups;
-  }
-  counts->timeout_us = info.tcpi_rto;
-  counts->out_of_order = 0;
-  if (length >= offsetof(tcp_info, tcpi_rcv_ooopack) + sizeof info.tcpi_rcv_ooopack) {
-    counts->out_of_order = info.tcpi_rcv_ooopack;
-  }
-  counts->timeout_stall_ms = 0;
-  if (length >= kTotalRtoTimeOffset + sizeof(uint32_t)) {
-    uint32_t stalled = 0;
-    std::memcpy(&stalled, reinterpret_cast<const uint8_t*>(&buffer) + kTotalRtoTimeOffset, sizeof stalled);
-    counts->timeout_stall_ms = stalled;
-  }
-  counts->round_trip_us = info.tcpi_rtt;
-  counts->listening = info.tcpi_state == kListenState;
-  counts->bytes_moved = 0;
-  if (length >= offsetof(tcp_info, tcpi_bytes_received) + sizeof info.tcpi_bytes_received) {
-    counts->bytes_moved = info.tcpi_bytes_acked + info.tcpi_bytes_received;
-  }
-  return true;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, buffer, &length) != 0) return false;
+  return ParseTcpInfo(buffer, length, counts);
 }
 
 uint64_t NewlyLostRetransmissions(const TcpSocketCounts& counts, uint64_t already_counted) {
@@ -93,39 +58,60 @@ uint64_t RetransmissionCostUs(uint64_t lost, uint64_t timeout_us, uint64_t timeo
   return std::max(lost * timeout_us, timeout_stall_ms_added * 1000);
 }
 
-bool TcpLossCounters::Update() {
+// Where the kernel refuses socket diagnostics: each descriptor that is a
+// TCP socket, asked directly. The analyzer's thread then races the
+// program's close(): a number closed and reused between the two calls files
+// the old socket's counts under the new one's inode, one walk's error at most.
+bool TcpLossCounters::WalkDescriptors(std::vector<SeenSocket>* seen) const {
   std::string directory = proc_root_ + "/self/fd";
   DIR* descriptors = opendir(directory.c_str());
   if (descriptors == nullptr) return false;
   int own = dirfd(descriptors);
-  struct Seen {
-    int fd;
-    uint64_t inode;
-    TcpSocketCounts counts;
-  };
-  std::vector<Seen> connections;
-  std::vector<uint16_t> listening_ports;
-  size_t sockets = 0;
   while (dirent* entry = readdir(descriptors)) {
     if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
     int fd = std::atoi(entry->d_name);
     if (fd == own) continue;
     // TCP_INFO first: on anything but a TCP socket it fails at once, where
-    // reading the descriptor's link walks a path. A server holding 250 files
-    // open spent 1.4 ms of every second in those readlinks, here.
+    // reading the descriptor's link walks a path.
     TcpSocketCounts counts;
     if (!ReadTcpSocketCounts(fd, &counts)) continue;
-    // If the program closed and reused the number between the two calls, the
-    // counts are the old socket's, filed under the new one's inode: one
-    // walk's error at most.
     uint64_t inode = SocketInode(fd);
     if (inode == 0) continue;
-    ++sockets;
-    if (counts.listening) {
-      if (uint16_t port = LocalPort(fd); port != 0) listening_ports.push_back(port);
+    seen->push_back({inode, counts, LocalPort(fd)});
+  }
+  closedir(descriptors);
+  return true;
+}
+
+bool TcpLossCounters::Update() {
+  std::vector<SeenSocket> seen;
+  if (diagnostics_refused_.empty()) {
+    std::unordered_set<uint64_t> inodes;
+    if (!SocketInodesOf(proc_root_ + "/self/fd", &inodes)) return false;
+    std::unordered_map<uint64_t, DiagnosedTcpSocket> diagnosed;
+    std::string error;
+    if (DiagnoseTcpSockets(inodes, &diagnosed, &error)) {
+      for (const auto& [inode, socket] : diagnosed) seen.push_back({inode, socket.counts, socket.local_port});
+    } else {
+      diagnostics_refused_ = error;
+    }
+  }
+  if (!diagnostics_refused_.empty() && !WalkDescriptors(&seen)) return false;
+
+  struct Seen {
+    uint64_t inode;
+    TcpSocketCounts counts;
+    uint16_t local_port;
+  };
+  std::vector<Seen> connections;
+  std::vector<uint16_t> listening_ports;
+  size_t sockets = seen.size();
+  for (const SeenSocket& socket : seen) {
+    if (socket.counts.listening) {
+      if (socket.local_port != 0) listening_ports.push_back(socket.local_port);
       continue;
     }
-    connections.push_back({fd, inode, counts});
+    connections.push_back({socket.inode, socket.counts, socket.local_port});
   }
   // Connections are classified only after every listener was seen: the
   // directory lists descriptors in no useful order.
@@ -138,7 +124,7 @@ bool TcpLossCounters::Update() {
     if (previous != last_.end()) {
       connection = previous->second;
     } else {
-      uint16_t port = LocalPort(seen.fd);
+      uint16_t port = seen.local_port;
       connection.served = port != 0 && std::find(listening_ports.begin(), listening_ports.end(), port) !=
                                             listening_ports.end();
     }
@@ -158,7 +144,6 @@ bool TcpLossCounters::Update() {
     connection.counts = counts;
     now[seen.inode] = connection;
   }
-  closedir(descriptors);
   last_ = std::move(now);
   sockets_ = sockets;
   round_trip_us_ = 0;

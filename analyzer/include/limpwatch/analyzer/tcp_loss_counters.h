@@ -31,10 +31,14 @@
 // are kept apart (opened()) for whoever compares what each server saw of
 // the others.
 //
-// The counters are per socket and vanish with it, so each Update() walks
-// /proc/self/fd, reads every TCP socket and adds what each counted since the
-// previous walk (all of it for a socket new since then). A connection opened
-// and closed between two walks is missed.
+// The counters are per socket and vanish with it, so each Update() lists the
+// process's sockets (the links in /proc/self/fd), reads every TCP one's
+// counters by inode through the kernel's socket diagnostics
+// (tcp_socket_diag.h: never through the descriptors, which the program may
+// close meanwhile) and adds what each counted since the previous walk (all
+// of it for a socket new since then). A connection opened and closed between
+// two walks is missed. Where the kernel refuses socket diagnostics, each
+// descriptor is asked directly (TCP_INFO), and problem() says so.
 //
 // The same walk gives the round trip: the median of the kernel's smoothed
 // RTT over the served connections that moved bytes since the previous walk. A slow
@@ -48,6 +52,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace limpwatch::analyzer {
 
@@ -98,8 +103,18 @@ class TcpLossCounters {
   size_t sockets() const { return sockets_; }
   size_t served_connections() const { return served_connections_; }
   size_t opened_connections() const { return last_.size() - served_connections_; }
+  // Why the socket diagnostics were refused (the descriptors are asked
+  // instead); empty while they work.
+  const std::string& problem() const { return diagnostics_refused_; }
 
  private:
+  struct SeenSocket {
+    uint64_t inode;
+    TcpSocketCounts counts;
+    uint16_t local_port;
+  };
+  bool WalkDescriptors(std::vector<SeenSocket>* seen) const;
+
   struct Connection {
     TcpSocketCounts counts;
     uint64_t lost_counted = 0;  // retransmissions counted as lost so far
@@ -112,9 +127,10 @@ class TcpLossCounters {
   uint64_t round_trip_us_ = 0;
   size_t sockets_ = 0;
   size_t served_connections_ = 0;
+  std::string diagnostics_refused_;
 };
 
-// The counts of one descriptor, when it is a TCP socket.
+// The counts of one descriptor, when it is a TCP socket (getsockopt TCP_INFO).
 bool ReadTcpSocketCounts(int fd, TcpSocketCounts* counts);
 
 // A connection's retransmissions not (yet) reported as duplicates, beyond

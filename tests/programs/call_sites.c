@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,9 @@
 
 #define NOT_TRACED __attribute__((no_instrument_function))
 
-static volatile int stop_threads;
+/* Atomic: the workers read it while main sets it (a plain flag is a data
+   race, which ThreadSanitizer reports). */
+static atomic_int stop_threads;
 static unsigned long real_calls_a, real_calls_b;
 static int block_sigtrap;
 
@@ -39,7 +42,7 @@ void* worker(void* unused) {
     sigaddset(&trap, SIGTRAP);
     pthread_sigmask(SIG_BLOCK, &trap, NULL);
   }
-  for (unsigned long round = 1; !stop_threads; ++round) {
+  for (unsigned long round = 1; !atomic_load_explicit(&stop_threads, memory_order_relaxed); ++round) {
     phase_a();
     phase_b();
     if (round % 4096 == 0) {
@@ -115,7 +118,7 @@ NOT_TRACED int main(int argc, char** argv) {
     struct timespec pause = {0, 5000000};
     nanosleep(&pause, NULL);
   }
-  stop_threads = 1;
+  atomic_store_explicit(&stop_threads, 1, memory_order_relaxed);
   for (int i = 0; i < 4; ++i) pthread_join(threads[i], NULL);
   printf("calls %lu %lu\n", real_calls_a, real_calls_b);
   return 0;

@@ -21,6 +21,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,9 @@ int check_registers(void) {
 
 /* threads */
 
-static volatile int stop_threads;
+/* Atomic: the workers read it while main sets it (a plain flag is a data
+   race, which ThreadSanitizer reports). */
+static atomic_int stop_threads;
 static unsigned long real_calls_a, real_calls_b;
 
 void phase_a(void) { __atomic_fetch_add(&real_calls_a, 1, __ATOMIC_RELAXED); }
@@ -132,7 +135,7 @@ void* worker(void* unused) {
     sigaddset(&trap, SIGTRAP);
     pthread_sigmask(SIG_BLOCK, &trap, NULL);
   }
-  for (unsigned long round = 1; !stop_threads; ++round) {
+  for (unsigned long round = 1; !atomic_load_explicit(&stop_threads, memory_order_relaxed); ++round) {
     phase_a();
     phase_b();
     if (round % 4096 == 0) {
@@ -156,7 +159,7 @@ void run_threads(long duration_ms, const char* stop_file) {
   fflush(stdout);
   double end = NowMs() + (double)duration_ms;
   while (NowMs() < end && (stop_file == NULL || access(stop_file, F_OK) != 0)) sleep_ms(10);
-  stop_threads = 1;
+  atomic_store_explicit(&stop_threads, 1, memory_order_relaxed);
   for (int i = 0; i < 4; ++i) pthread_join(threads[i], NULL);
   printf("phase_a %lu\nphase_b %lu\n", real_calls_a, real_calls_b);
 }

@@ -46,9 +46,6 @@ tsan_exclusions=(
   '^GoldenTest\.DaemonizedChildKeepsRecordingAfterTheParentExits$'
   '^SamplerTest\.DaemonChildSamplesItselfIntoItsOwnSegment$'
   '^AnalyzerEndToEndTest\.PeersIndictTheLimpingServerOnlineAndOfflineAlike$'  # one server daemonizes
-  # An exception unwound through instrumented C frames: ThreadSanitizer's
-  # pthread_once interceptor overflows the stack inside libgcc's unwinder.
-  '^GoldenTest\.ExceptionThroughCFrameResynchronisesTheStack$'
   # Check which functions the samples land in: under ThreadSanitizer most land
   # in its runtime (__tsan_read8, __tsan_write8), called from every memory
   # access of the burning loops, so the program's shares cannot be compared.

@@ -19,9 +19,10 @@
 
 #include "sampled_lib.h"
 
-/* Per thread: the burning threads share no variable, so the program has no
-   data race of its own for ThreadSanitizer to report. */
-static _Thread_local volatile unsigned long sink;
+/* burn_one and burn_two's: one thread at a time. The threads that burn at
+   once count in variables of their own (no data race of the program's for
+   ThreadSanitizer to report). */
+static volatile unsigned long sink;
 
 /* burn_two and burn_one run the same loop: CPU time is proportional to the
  * iteration count. */
@@ -78,7 +79,8 @@ void run_library(double seconds) {
 void grandchild_burn(double seconds) {
   double end = thread_cpu_seconds() + seconds;
   while (thread_cpu_seconds() < end) {
-    for (long i = 0; i < 1000000; ++i) sink++;
+    volatile unsigned long own = 0;
+    for (long i = 0; i < 1000000; ++i) own++;
   }
 }
 
@@ -90,7 +92,8 @@ void* grandchild_main(void* argument) {
 void late_thread_burn(double seconds) {
   double end = thread_cpu_seconds() + seconds;
   while (thread_cpu_seconds() < end) {
-    for (long i = 0; i < 1000000; ++i) sink++;
+    volatile unsigned long own = 0;
+    for (long i = 0; i < 1000000; ++i) own++;
   }
 }
 
@@ -237,7 +240,8 @@ int run_own_sigprof(double seconds) {
 void child_burn(double seconds) {
   double end = process_cpu_seconds() + seconds;
   while (process_cpu_seconds() < end) {
-    for (long i = 0; i < 1000000; ++i) sink++;
+    volatile unsigned long own = 0;
+    for (long i = 0; i < 1000000; ++i) own++;
   }
 }
 

@@ -79,16 +79,62 @@ extern "C" {
   return patching::Next(patching::g_raise, "_Unwind_RaiseException")(exception);
 }
 
-[[gnu::visibility("default")]] void _Unwind_Resume(_Unwind_Exception* exception) {
+// _Unwind_Resume and _Unwind_Resume_or_Rethrow go on unwinding from their
+// caller's frame, which must be the landing pad that called them: were our
+// forwarding function's frame in between, the unwinder would start from it,
+// come back to the same landing pad and resume it again, without end. A C
+// function forwards by a tail call only when the compiler makes it one (not
+// at -O0 or -O1, nor under ThreadSanitizer, which instruments every
+// function's exit). So on x86-64 each is a few instructions that call the
+// preparation below and jump, leaving the stack as they found it.
+[[gnu::visibility("hidden")]] void* limpwatch_prepare_unwind_resume() {
   patching::RestoreHijackedReturns();
-  patching::Next(patching::g_resume, "_Unwind_Resume")(exception);
+  return reinterpret_cast<void*>(patching::Next(patching::g_resume, "_Unwind_Resume"));
+}
+
+[[gnu::visibility("hidden")]] void* limpwatch_prepare_unwind_resume_or_rethrow() {
+  patching::RestoreHijackedReturns();
+  return reinterpret_cast<void*>(patching::Next(patching::g_resume_or_rethrow, "_Unwind_Resume_or_Rethrow"));
+}
+
+}  // extern "C"
+
+#if defined(__x86_64__)
+// rdi (the exception) is kept across the call; the push also aligns the
+// stack for it. The unwinder later finds the landing pad's return address
+// where its caller left it.
+#define LIMPWATCH_FORWARD_KEEPING_THE_CALLERS_FRAME(name, prepare) \
+  asm(".text\n"                                                    \
+      ".globl " #name "\n"                                         \
+      ".type " #name ", @function\n"                               \
+      ".p2align 4\n" #name ":\n"                                   \
+      ".cfi_startproc\n"                                          \
+      "endbr64\n"                                                 \
+      "push %rdi\n"                                               \
+      ".cfi_adjust_cfa_offset 8\n"                                \
+      "call " #prepare "\n"                                        \
+      "pop %rdi\n"                                                \
+      ".cfi_adjust_cfa_offset -8\n"                               \
+      "jmp *%rax\n"                                               \
+      ".cfi_endproc\n"                                            \
+      ".size " #name ", .-" #name "\n")
+LIMPWATCH_FORWARD_KEEPING_THE_CALLERS_FRAME(_Unwind_Resume, limpwatch_prepare_unwind_resume);
+LIMPWATCH_FORWARD_KEEPING_THE_CALLERS_FRAME(_Unwind_Resume_or_Rethrow, limpwatch_prepare_unwind_resume_or_rethrow);
+#else
+extern "C" {
+[[gnu::visibility("default")]] void _Unwind_Resume(_Unwind_Exception* exception) {
+  reinterpret_cast<void (*)(_Unwind_Exception*)>(limpwatch_prepare_unwind_resume())(exception);
   __builtin_unreachable();
 }
 
 [[gnu::visibility("default")]] _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(_Unwind_Exception* exception) {
-  patching::RestoreHijackedReturns();
-  return patching::Next(patching::g_resume_or_rethrow, "_Unwind_Resume_or_Rethrow")(exception);
+  return reinterpret_cast<_Unwind_Reason_Code (*)(_Unwind_Exception*)>(limpwatch_prepare_unwind_resume_or_rethrow())(
+      exception);
 }
+}  // extern "C"
+#endif
+
+extern "C" {
 
 [[gnu::visibility("default")]] _Unwind_Reason_Code _Unwind_ForcedUnwind(_Unwind_Exception* exception,
                                                                        _Unwind_Stop_Fn stop, void* argument) {

@@ -98,12 +98,7 @@ bool TcpLossCounters::Update() {
   }
   if (!diagnostics_refused_.empty() && !WalkDescriptors(&seen)) return false;
 
-  struct Seen {
-    uint64_t inode;
-    TcpSocketCounts counts;
-    uint16_t local_port;
-  };
-  std::vector<Seen> connections;
+  std::vector<SeenSocket> connections;
   std::vector<uint16_t> listening_ports;
   size_t sockets = seen.size();
   for (const SeenSocket& socket : seen) {
@@ -111,14 +106,14 @@ bool TcpLossCounters::Update() {
       if (socket.local_port != 0) listening_ports.push_back(socket.local_port);
       continue;
     }
-    connections.push_back({socket.inode, socket.counts, socket.local_port});
+    connections.push_back(socket);
   }
   // Connections are classified only after every listener was seen: the
   // directory lists descriptors in no useful order.
   std::unordered_map<uint64_t, Connection> now;
   std::vector<uint64_t> active_round_trips;
   served_connections_ = 0;
-  for (const Seen& seen : connections) {
+  for (const SeenSocket& seen : connections) {
     auto previous = last_.find(seen.inode);
     Connection connection;
     if (previous != last_.end()) {

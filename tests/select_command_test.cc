@@ -51,6 +51,7 @@ std::string Disassembly(const std::string& objdump, const std::string& function)
   return objdump.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 
+constexpr const char* kHotCalls = "1000000";
 constexpr const char* kWeightAndCost = "--min-seconds 0.05 --max-cost-percent 50";
 
 class SelectCommandTest : public ::testing::Test {
@@ -59,7 +60,11 @@ class SelectCommandTest : public ::testing::Test {
     prefix_ = "/tmp/" + UniqueSegmentName("lw-selectcmd");
     std::string name = UniqueSegmentName("selectcmd");
     SegmentCleanup cleanup(name);
-    ProgramRun run = RunProgram(TestProgram("selection"), {"tree"}, {"LIMPWATCH_NAME=" + name, "LIMPWATCH_KEEP=1"});
+    // A million calls of child_hot: its tracing cost (60 ms at 60 ns a call)
+    // then outweighs its own few-ns bodies by more than any preemption that
+    // lands inside them can add (with 1000 calls, one 100 us stall did).
+    ProgramRun run = RunProgram(TestProgram("selection"), {"tree", kHotCalls},
+                                {"LIMPWATCH_NAME=" + name, "LIMPWATCH_KEEP=1"});
     ASSERT_EQ(run.exit_status, 0);
     int status = 0;
     Shell(std::string(LIMPWATCH_CLI_PATH) + " dump " + name + " --json > " + Path("profile.json"), &status);
@@ -84,8 +89,8 @@ TEST_F(SelectCommandTest, KeepsWeightyFunctionsAndDropsCostlyOnes) {
   int status = 0;
   std::string report = Select(kWeightAndCost, &status);
   ASSERT_EQ(status, 0) << report;
-  // Weight: >= 100 calls or >= 50 ms in the window. child_hot has 1000 calls
-  // of a few ns each: 1000 x 60 ns exceeds half its self time, so it goes.
+  // Weight: >= 100 calls or >= 50 ms in the window. child_hot has a million
+  // calls of a few ns each: 60 ns a call exceeds half its self time, so it goes.
   // (child_slow's own time, around its traced sleep_ms, is 1-2 us: under
   // the default 10 % its 3 calls would be a coin toss.)
   EXPECT_EQ(Included(ReadText(Path("manifest"))),
@@ -140,7 +145,8 @@ TEST_F(SelectCommandTest, EmittedFlagsAreAcceptedByGccAndUnhookTheDroppedFunctio
 TEST_F(SelectCommandTest, FunctionsNamedByTheResourceManifestAreKept) {
   std::ofstream(Path("resources")) << "static_helper_one cpu\n";
   int status = 0;
-  std::string report = Select("--min-seconds 0.05 --max-cost-percent 1000000000 -m " + Path("resources"), &status);
+  std::string report = Select(
+      "--min-seconds 0.05 --max-cost-percent 1000000000 --budget-percent 1000000000 -m " + Path("resources"), &status);
   ASSERT_EQ(status, 0) << report;
   std::set<std::string> kept = Included(ReadText(Path("manifest")));
   EXPECT_TRUE(kept.count("static_helper_one")) << ReadText(Path("manifest"));

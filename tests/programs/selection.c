@@ -1,8 +1,8 @@
 /* A traced program for the selective-tracing tests (LIMPWATCH_SELECT).
  *
  * Built with -finstrument-functions -fno-inline -fno-ipa-cp. Scenarios:
- *   tree          parent_work -> 1000 x child_hot, 3 x child_slow (20 ms sleep),
- *                 and the static functions of selection_static.c
+ *   tree [N]      parent_work -> N x child_hot (default 1000), 3 x child_slow
+ *                 (20 ms sleep), and the static functions of selection_static.c
  *   loop MS       phase_a and phase_b alternately for MS milliseconds,
  *                 printing "ready" once the first round is done
  *   held MS       holder -> held_on_stack, which prints "ready" and sleeps MS
@@ -28,8 +28,10 @@ void child_hot(void) { sink++; }
 
 void child_slow(void) { sleep_ms(20); }
 
+static long hot_calls = 1000;
+
 void parent_work(void) {
-  for (int i = 0; i < 1000; ++i) child_hot();
+  for (long i = 0; i < hot_calls; ++i) child_hot();
   for (int i = 0; i < 3; ++i) child_slow();
 }
 
@@ -75,6 +77,7 @@ void holder(long ms) {
 int main(int argc, char** argv) {
   const char* scenario = argc > 1 ? argv[1] : "tree";
   if (strcmp(scenario, "tree") == 0) {
+    if (argc > 2) hot_calls = atol(argv[2]);
     parent_work();
     run_static_helpers();
   } else if (strcmp(scenario, "loop") == 0) {

@@ -23,11 +23,6 @@ asan_exclusions=(
   '^packaging_autotools$'
   # Checks glibc malloc's mmap threshold, and the sanitizer replaces malloc.
   '^SamplerTest\.LoadingTheKernelsSymbolsLeavesTheProgramsMallocAlone$'
-  # Expect `limpwatch select` to drop a function for its hooks' cost against
-  # its own time, which the sanitizer's checks in every function body change.
-  '^SelectCommandTest\.KeepsWeightyFunctionsAndDropsCostlyOnes$'
-  '^SelectCommandTest\.EmittedFlagsAreAcceptedByGccAndUnhookTheDroppedFunctions$'
-  '^SelectCommandTest\.PatternsMatchCppNamesWithGlobCharactersAndCutNames$'
   # Checks a forked child's exit status; the leak checker ends that child with
   # its own code over the parent's live objects, which it cannot see ("False
   # leaks are possible").

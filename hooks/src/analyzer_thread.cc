@@ -30,6 +30,7 @@
 #include "limpwatch/analyzer/analyzer_loop.h"
 #include "limpwatch/analyzer/inherited_descriptors.h"
 #include "limpwatch/analyzer/transport_exchange.h"
+#include "fork_gate.h"
 #include "process.h"
 #include "thread_state.h"
 
@@ -121,7 +122,12 @@ void RunAnalyzer(uint32_t epoch) {
   for (;;) {
     uint64_t now = RealtimeMs();
     uint64_t next = loop.NextTickUnixMs(now);
-    if (!SleepUnlessStopped(epoch, next > now ? next - now : 0)) break;
+    bool running = false;
+    {
+      runtime::ForkGateScope::Outside sleeping;
+      running = SleepUnlessStopped(epoch, next > now ? next - now : 0);
+    }
+    if (!running) break;
     if (RealtimeMs() < next) continue;  // woken early by a stop of an earlier epoch, or spuriously
     RegisterExitHandlerOnce();
     const shm::SegmentView& segment = runtime::CurrentSegmentView();
@@ -137,6 +143,7 @@ void* AnalyzerThreadMain(void* argument) {
   thread.status = runtime::ThreadStatus::kIgnored;
   uint32_t epoch = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(argument));
   setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
+  runtime::ForkGateScope at_work;  // a fork waits for the tick to end (fork_gate.h)
   try {
     RunAnalyzer(epoch);
   } catch (const std::exception& error) {

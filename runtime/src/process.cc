@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "clock.h"
+#include "fork_gate.h"
 #include "predecessors.h"
 #include "service_tasks.h"
 #include "shadow_stack.h"
@@ -183,6 +184,7 @@ void* ServiceThreadMain(void* argument) {
   setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
   uint32_t interval_ms = g_config->service_interval_ms;
   timespec pause{time_t(interval_ms / 1000), long(interval_ms % 1000) * 1000000L};
+  ForkGateScope at_work;
   while (g_service_epoch.load(std::memory_order_acquire) == epoch) {
     timespec now{};
     clock_gettime(CLOCK_REALTIME, &now);
@@ -191,13 +193,22 @@ void* ServiceThreadMain(void* argument) {
     ProcessSymbolizer().PublishPendingNames(g_view);
     clock_gettime(CLOCK_MONOTONIC, &now);
     RunDueServiceTasks(g_view, uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec), false);
+    ForkGateScope::Outside sleeping;
     nanosleep(&pause, nullptr);
   }
   return nullptr;
 }
 
-// The service thread publishes names and a heartbeat.
+void ReportBusyFork(uint32_t inside) {
+  LogLine("fork went ahead while " + std::to_string(inside) + " of limpwatch's threads were still at work after " +
+          std::to_string(kForkGateWaitMs) + " ms; the child may inherit a lock one of them held");
+}
+
+// The service thread publishes names and a heartbeat. The fork gate is
+// registered here, after the runtime's and the patchers' fork handlers,
+// whose locks the service tasks take.
 void StartServiceThread() {
+  InstallForkGate(ReportBusyFork);
   uint64_t epoch = g_service_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
   int result = StartQuietThread("limpwatch", ServiceThreadMain, reinterpret_cast<void*>(epoch));
   if (result != 0) {

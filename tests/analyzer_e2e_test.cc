@@ -358,6 +358,48 @@ TEST(AnalyzerEndToEndTest, DumpAndListShowWhatEachServerHearsFromItsPeers) {
   EXPECT_NE(listed.find(" 1/2 "), std::string::npos) << list;
 }
 
+// Three servers: each one's dump shows the scores its analyzer gave it in
+// the newest window, per metric against the threshold, among all three.
+TEST(AnalyzerEndToEndTest, DumpShowsTheServersOwnScoresAgainstTheirThreshold) {
+  std::vector<std::string> names;
+  int port = 20000 + ((getpid() + 5 * kServers) % 20000);
+  std::string peers;
+  for (int index = 0; index < 3; ++index) {
+    names.push_back(UniqueSegmentName("e2e-scores" + std::to_string(index)));
+    peers += (index ? "," : "") + names.back() + "=127.0.0.1:" + std::to_string(port + index);
+  }
+  SegmentCleanup first(names[0]), second(names[1]), third(names[2]);
+  std::vector<pid_t> pids;
+  for (const std::string& name : names) {
+    int out = -1;
+    pids.push_back(StartProgram(TestProgram("peer_server"), {"30"},
+                                {"LIMPWATCH_NAME=" + name, "LIMPWATCH_ANALYZE=1", "LIMPWATCH_PEERS=" + peers,
+                                 "LIMPWATCH_QUIET=1"},
+                                &out));
+    close(out);
+  }
+  std::string dump;
+  for (int second = 0; second < 25; ++second) {
+    usleep(1'000'000);
+    dump = CliOutput("dump " + names[1]);
+    if (dump.find("\nSCORES (") != std::string::npos && dump.find(" among 3 servers\n") != std::string::npos) break;
+  }
+  std::string json = CliOutput("dump " + names[1] + " --json");
+  for (pid_t pid : pids) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+  size_t section = dump.find("SCORES (this server against its peers, newest window compared)\n");
+  ASSERT_NE(section, std::string::npos) << dump;
+  std::string scores = dump.substr(section, dump.find("\nPEERS", section) - section);
+  EXPECT_NE(scores.find(" among 3 servers\n"), std::string::npos) << scores;
+  // The profile metrics are compared whenever the servers run traced code.
+  EXPECT_TRUE(std::regex_search(scores, std::regex("\ntime +[0-9.]+ +[0-9.]+ +[0-9]+ % +[0-9.]+x +[0-9.]+ +"
+                                                   "(ok|OVER|warming up) +default rule\n")))
+      << scores;
+  EXPECT_TRUE(std::regex_search(json, std::regex("\"scores\": \\{\\s*\"window\": [0-9]+,"))) << json;
+}
+
 // A server whose shutdown lingers in its own destructors: the analyzer
 // stops ticking when exit() starts, not when the runtime's destructors run
 // after the program's, and its recording is whole. Before, it ticked on

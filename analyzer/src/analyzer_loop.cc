@@ -12,6 +12,8 @@
 
 #include "file_appender.h"
 #include "limpwatch/analyzer/alarm.h"
+#include "limpwatch/analyzer/peer_table.h"
+#include "limpwatch/analyzer/score_status.h"
 #include "limpwatch/analyzer/start_line.h"
 
 namespace limpwatch::analyzer {
@@ -199,6 +201,7 @@ void AnalyzerLoop::TickOrThrow(const shm::SegmentView& segment, const std::strin
     uint64_t window_end_ms = (window * setup_.config.shift_ticks) * uint64_t(setup_.config.tick_ms);
     ++windows_analyzed_;
     for (const Alarm& alarm : diagnoser_.Analyze(window, window_end_ms)) Raise(alarm, segment, publish_alarms);
+    if (publish_alarms) PublishScoreStatus(segment, diagnoser_.last_result(), setup_.node, RealtimeNowMs());
   }
 }
 

@@ -358,7 +358,8 @@ std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_
   pending_.erase(pending_.begin(), pending_.lower_bound(window));
   last_analyzed_ = window;
   analyzed_any_ = true;
-  if (keep_results_) results_.push_back(std::move(result));
+  if (keep_results_) results_.push_back(result);
+  last_result_ = std::move(result);
   return alarms;
 }
 

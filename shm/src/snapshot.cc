@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdio>
 #include <cstring>
 
@@ -126,6 +127,33 @@ void CopyPeerStatus(const PeerStatusBlock& block, PeerStatusValues* out) {
       row.lag_ms = entry.lag_ms.load(std::memory_order_relaxed);
       row.restarts = entry.restarts.load(std::memory_order_relaxed);
       values->peers.push_back(std::move(row));
+    }
+  }, out);
+}
+
+double DoubleFromBits(const std::atomic<uint64_t>& bits) {
+  return std::bit_cast<double>(bits.load(std::memory_order_relaxed));
+}
+
+void CopyScoreStatus(const ScoreStatusBlock& block, ScoreStatusValues* out) {
+  CopyUnderSequenceLock(block.sequence, [&block](ScoreStatusValues* values) {
+    values->updated_unix_ms = block.updated_unix_ms.load(std::memory_order_relaxed);
+    values->window = block.window.load(std::memory_order_relaxed);
+    values->servers_compared = block.servers_compared.load(std::memory_order_relaxed);
+    uint32_t listed = std::min(block.metrics_listed.load(std::memory_order_relaxed), kScoreStatusEntries);
+    for (uint32_t index = 0; index < listed; ++index) {
+      const ScoreStatusEntry& entry = block.entries[index];
+      ScoreRow row;
+      row.metric = LoadNameWords(entry.metric, std::size(entry.metric));
+      row.score = DoubleFromBits(entry.score_bits);
+      row.threshold = DoubleFromBits(entry.threshold_bits);
+      row.ratio = DoubleFromBits(entry.ratio_bits);
+      row.sigma = DoubleFromBits(entry.sigma_bits);
+      uint32_t flags = entry.flags.load(std::memory_order_relaxed);
+      row.anomalous = (flags & kScoreAnomalous) != 0;
+      row.warming_up = (flags & kScoreWarmingUp) != 0;
+      row.trained = (flags & kScoreTrained) != 0;
+      values->scores.push_back(std::move(row));
     }
   }, out);
 }
@@ -335,6 +363,7 @@ void TakeSnapshot(const SegmentView& view, const std::string& object_name, Snaps
   ReadSamples(view, &out->samples);
   ReadNodeMetrics(*view.node_metrics(), &out->node_metrics);
   CopyPeerStatus(*view.peer_status(), &out->peer_status);
+  CopyScoreStatus(*view.score_status(), &out->score_status);
   CopyAnalyzerHealth(*view.analyzer_health(), &out->analyzer_health);
   CopyAnalyzerShedding(*view.analyzer_shedding(), &out->analyzer_shedding);
 

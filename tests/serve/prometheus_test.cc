@@ -230,6 +230,14 @@ TEST(prometheus, AnInjectedDiskFaultsAlarmReachesARealPrometheus) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
   std::string every_open = Query(web_port, "limpwatch_alarm_open{" + ours + "} == 1");
+  // Behind the alarm, the faulty server's own scores: some metric over its
+  // threshold during the fault; and every server's scores are there.
+  std::string over = Query(web_port, "max_over_time(limpwatch_score_over_threshold{server=\"" + faulty +
+                                         "\"}[5m]) == 1");
+  std::string scored = Query(web_port, "count by (server) (limpwatch_score_threshold{" + ours + "})");
+  std::printf("[   INFO   ] metrics of %s over their threshold: %s\n", faulty.c_str(), over.c_str());
+  EXPECT_GT(SeriesCount(over), 0u) << "no score of " << faulty << " over its threshold: " << over;
+  EXPECT_EQ(SeriesCount(scored), size_t(kServers)) << scored;
   std::printf("[   INFO   ] fault-free %d s; alarm series of %s in Prometheus %.0f s after the inject, firing "
               "alert %.0f s after; whole run %.0f s\n[   INFO   ] open alarms: %s\n",
               kFaultFreeSeconds, faulty.c_str(), alarm_seconds, alert_seconds,

@@ -46,6 +46,17 @@ void FillSomething(const shm::SegmentView& view) {
   view.analyzer_health()->ticks.store(5);
   PublishPeers(view, 4, 3, 1, {{"a", 3}}, UnixNowMs());
   RaiseAlarm(view, analyzer::AlarmKind::kAnomaly, "a", shm::Resource::kDisk, 2, 1, UnixNowMs());
+  analyzer::WindowResult window;
+  const std::string server = view.header()->name;
+  window.servers = {server, "a"};
+  analyzer::MetricScore score;
+  score.server = server;
+  score.metric = analyzer::ComparedMetric::kDread;
+  score.score = 1.5;
+  score.threshold = 4;
+  score.ratio = 1.25;
+  window.scores = {score};
+  PublishScores(view, server, window, UnixNowMs());
 }
 
 TEST(serve_command, ServesTheNodesSegmentsUntilSigterm) {

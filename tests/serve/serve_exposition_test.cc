@@ -179,6 +179,60 @@ TEST(serve_exposition, AlarmsAreCountedByIndictedServerResourceAndKindAndOpenWhi
   EXPECT_EQ(Scrape(collector, short_open).Value("limpwatch_alarm_open", disk), 0);
 }
 
+analyzer::MetricScore Score(const std::string& server, analyzer::ComparedMetric metric, double score,
+                            double threshold, double ratio, bool anomalous) {
+  analyzer::MetricScore result;
+  result.server = server;
+  result.metric = metric;
+  result.score = score;
+  result.threshold = threshold;
+  result.ratio = ratio;
+  result.anomalous = anomalous;
+  return result;
+}
+
+// Per metric, the score the analyzer gave the segment's own server in its
+// newest window, against its threshold; its peers' scores (which every
+// analyzer computes too) are their own segments' to serve.
+TEST(serve_exposition, TheServersOwnScoresAreServedAgainstTheirThresholds) {
+  TestSegments segments;
+  const shm::SegmentView* view = segments.Create("scores");
+  ASSERT_NE(view, nullptr);
+  const std::string server = TestSegments::Name("scores");
+  SegmentCollector collector(false);
+  EXPECT_FALSE(Scrape(collector).Value("limpwatch_score", {{"server", server}, {"metric", "dread"}}))
+      << "no window compared yet: no score series";
+
+  analyzer::WindowResult window;
+  window.window = 17;
+  window.servers = {server, "peer-b", "peer-c"};
+  window.scores = {Score(server, analyzer::ComparedMetric::kDread, 9.5, 4.0, 12.5, true),
+                   Score(server, analyzer::ComparedMetric::kTime, 0.25, 4.0, 1.02, false),
+                   Score("peer-b", analyzer::ComparedMetric::kDread, 0.5, 4.0, 0.9, false)};
+  uint64_t now = UnixNowMs();
+  PublishScores(*view, server, window, now);
+  ParsedExposition page = Scrape(collector);
+  const std::map<std::string, std::string> dread{{"server", server}, {"metric", "dread"}};
+  const std::map<std::string, std::string> time{{"server", server}, {"metric", "time"}};
+  EXPECT_EQ(page.Value("limpwatch_score", dread), 9.5);
+  EXPECT_EQ(page.Value("limpwatch_score_threshold", dread), 4.0);
+  EXPECT_EQ(page.Value("limpwatch_score_ratio_to_peers", dread), 12.5);
+  EXPECT_EQ(page.Value("limpwatch_score_over_threshold", dread), 1);
+  EXPECT_EQ(page.Value("limpwatch_score", time), 0.25);
+  EXPECT_EQ(page.Value("limpwatch_score_over_threshold", time), 0);
+  EXPECT_DOUBLE_EQ(*page.Value("limpwatch_score_updated_time_seconds", {{"server", server}}), double(now) / 1e3);
+  EXPECT_FALSE(page.Value("limpwatch_score", {{"server", "peer-b"}, {"metric", "dread"}}));
+  EXPECT_EQ(page.types["limpwatch_score"], "gauge");
+
+  // A window without the server's own summary leaves its last scores shown.
+  analyzer::WindowResult without_own;
+  without_own.window = 18;
+  without_own.servers = {"peer-b"};
+  without_own.scores = {Score("peer-b", analyzer::ComparedMetric::kDread, 1.0, 4.0, 1.0, false)};
+  PublishScores(*view, server, without_own, now + 1000);
+  EXPECT_EQ(Scrape(collector).Value("limpwatch_score", dread), 9.5);
+}
+
 // 10,000 traced functions: the function series stay at the bound, the ones
 // with the most self time, and two functions of one name stay two series.
 TEST(serve_exposition, FunctionSeriesStayAtTheBoundWithTenThousandFunctions) {

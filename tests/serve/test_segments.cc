@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "limpwatch/analyzer/score_status.h"
 #include "limpwatch/shm/snapshot.h"
 #include "support/resolved_symbol.h"
 
@@ -106,6 +107,11 @@ void PublishPeers(const shm::SegmentView& view, uint64_t received, uint64_t acce
     entry.last_heard_unix_ms.store(accepted_by_peer[index].second > 0 ? now_unix_ms : 0);
   }
   block.sequence.store(sequence + 2, std::memory_order_release);
+}
+
+void PublishScores(const shm::SegmentView& view, const std::string& server, const analyzer::WindowResult& window,
+                   uint64_t now_unix_ms) {
+  analyzer::PublishScoreStatus(view, window, server, now_unix_ms);
 }
 
 void RaiseAlarm(const shm::SegmentView& view, analyzer::AlarmKind kind, const std::string& server,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "limpwatch/analyzer/alarm.h"
+#include "limpwatch/analyzer/cluster_diagnoser.h"
 #include "limpwatch/shm/segment.h"
 
 namespace limpwatch::testing {
@@ -51,6 +52,10 @@ void AddErrno(const shm::SegmentView& view, uint32_t slot, uint32_t errno_slot, 
 // The peer block as the analyzer publishes it (under its sequence lock).
 void PublishPeers(const shm::SegmentView& view, uint64_t received, uint64_t accepted, uint64_t rejected,
                   const std::vector<std::pair<std::string, uint64_t>>& accepted_by_peer, uint64_t now_unix_ms);
+// The analyzer's scores of the window, through its own PublishScoreStatus:
+// only those of `server` (the segment's own) are kept.
+void PublishScores(const shm::SegmentView& view, const std::string& server, const analyzer::WindowResult& window,
+                   uint64_t now_unix_ms);
 // An alarm in the ring, through the analyzer's own PublishAlarm.
 void RaiseAlarm(const shm::SegmentView& view, analyzer::AlarmKind kind, const std::string& server,
                 shm::Resource resource, double score, double threshold, uint64_t time_unix_ms);

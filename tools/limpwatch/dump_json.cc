@@ -9,6 +9,7 @@
 #include "format.h"
 #include "io_view.h"
 #include "peer_view.h"
+#include "score_view.h"
 #include "json_writer.h"
 #include "sample_profile.h"
 
@@ -142,6 +143,7 @@ std::string RenderDumpJson(const DumpData& dump) {
   WriteIoJson(&json, dump.snapshot, SegmentLifetimeSeconds(dump));
   WriteNodeMetricsJson(&json, dump.snapshot.node_metrics);
   WriteAnalyzerHealthJson(&json, dump.snapshot.analyzer_health, dump.snapshot.analyzer_shedding);
+  WriteScoreStatusJson(&json, dump.snapshot.score_status);
   WritePeerStatusJson(&json, dump.snapshot.peer_status);
   json.EndObject();
   return json.str();

@@ -8,6 +8,7 @@
 #include "format.h"
 #include "io_view.h"
 #include "peer_view.h"
+#include "score_view.h"
 #include "sample_profile.h"
 #include "table.h"
 
@@ -151,6 +152,7 @@ std::string RenderDumpText(const DumpData& dump) {
          "\nSAMPLES (CPU time per function, since the start)\n" + RenderSampleProfileText(BuildSampleProfile(s), 0) +
          "\n" + RenderIoTotalsText(s, SegmentLifetimeSeconds(dump)) + "\n" + RenderNodeMetricsText(s.node_metrics) +
          "\n" + RenderAnalyzerHealthText(s.analyzer_health, s.analyzer_shedding) + "\n" +
+         RenderScoreStatusText(s.score_status) + "\n" +
          RenderPeerStatusText(s.peer_status, s.taken_realtime_ns / 1000000);
 }
 

@@ -75,6 +75,11 @@ struct Families {
   MetricFamily& alarms_raised;
   MetricFamily& alarms;
   MetricFamily& alarm_open;
+  MetricFamily& score;
+  MetricFamily& score_threshold;
+  MetricFamily& score_ratio;
+  MetricFamily& score_over_threshold;
+  MetricFamily& score_window_time;
   MetricFamily& alarm_score;
   MetricFamily& alarm_threshold;
   MetricFamily& alarm_last_time;
@@ -230,6 +235,25 @@ Families::Families(Exposition* page)
       alarm_open(page->Declare("limpwatch_alarm_open", MetricType::kGauge,
                                "1 while the newest alarm of these labels is recent (see --open-seconds), else 0.",
                                {"reporter", "server", "resource", "kind"})),
+      score(page->Declare("limpwatch_score", MetricType::kGauge,
+                          "The analyzer's score of the server for one compared metric, in the newest window it "
+                          "compared (calibrated rule: evidence in nats; seed rule: distance to the peers).",
+                          {"server", "metric"})),
+      score_threshold(page->Declare("limpwatch_score_threshold", MetricType::kGauge,
+                                    "The threshold that score is held to: above it, the window counts against the "
+                                    "server.",
+                                    {"server", "metric"})),
+      score_ratio(page->Declare("limpwatch_score_ratio_to_peers", MetricType::kGauge,
+                                "The server's value of the metric over its peers' median in that window (0 where "
+                                "the rule gives none).",
+                                {"server", "metric"})),
+      score_over_threshold(page->Declare("limpwatch_score_over_threshold", MetricType::kGauge,
+                                         "1 when the score was over its threshold in that window (never while the "
+                                         "server warms up).",
+                                         {"server", "metric"})),
+      score_window_time(page->Declare("limpwatch_score_updated_time_seconds", MetricType::kGauge,
+                                      "When the analyzer compared the window the scores are of (unix seconds).",
+                                      {"server"})),
       alarm_score(page->Declare("limpwatch_alarm_score", MetricType::kGauge,
                                 "The score of the newest alarm of these labels (of its strongest metric).",
                                 {"reporter", "server", "resource", "kind"})),
@@ -411,6 +435,19 @@ void AddAnalyzerAndPeers(Families& f, const ServedSegment& segment) {
   }
 }
 
+void AddScores(Families& f, const ServedSegment& segment) {
+  const shm::ScoreStatusValues& scores = segment.snapshot->score_status;
+  if (!scores.valid) return;
+  f.score_window_time.Add({segment.server}, double(scores.updated_unix_ms) / 1e3);
+  for (const shm::ScoreRow& row : scores.scores) {
+    Labels labels{segment.server, row.metric};
+    f.score.Add(labels, row.score);
+    f.score_threshold.Add(labels, row.threshold);
+    f.score_ratio.Add(labels, row.ratio);
+    f.score_over_threshold.Add(labels, uint64_t{row.anomalous ? 1u : 0u});
+  }
+}
+
 void AddAlarms(Families& f, const ServedSegment& segment, uint64_t now_ns, double open_seconds) {
   f.alarms_raised.Add({segment.server}, segment.alarms.raised());
   for (const auto& [labels, series] : segment.alarms.series()) {
@@ -435,6 +472,7 @@ std::string RenderMetrics(const Collection& collection, const ExpositionSettings
     AddIo(families, segment);
     AddSamplesAndNode(families, segment);
     AddAnalyzerAndPeers(families, segment);
+    AddScores(families, segment);
     AddAlarms(families, segment, collection.taken_realtime_ns, settings.open_alarm_seconds);
   }
   const SegmentCensus& census = collection.census;

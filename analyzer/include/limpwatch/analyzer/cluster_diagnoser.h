@@ -102,6 +102,8 @@ class ClusterDiagnoser {
   std::vector<uint64_t> PendingWindows() const;
 
   const std::vector<WindowResult>& results() const { return results_; }
+  // The window Analyze compared last (kept whether or not results are).
+  const WindowResult& last_result() const { return last_result_; }
   // The calibrated rule's state (null under the seed rule): its noise, the
   // usual ratios it learnt, and the per-server verdicts when kept.
   const CalibratedDecision* calibrated() const { return calibrated_.get(); }
@@ -196,6 +198,7 @@ class ClusterDiagnoser {
   uint64_t late_summaries_ = 0;
   bool keep_results_ = true;
   std::vector<WindowResult> results_;
+  WindowResult last_result_;
   std::unique_ptr<CalibratedDecision> calibrated_;
   // Seed 000 section 7.1: per feature, the running relative spread among
   // servers in windows where nobody was anomalous; features that vary a lot

@@ -65,7 +65,7 @@ namespace limpwatch::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x544e454d47455357ull;  // "WSEGMENT" little-endian
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 10;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
+inline constexpr uint16_t kVersionMinor = 11;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
                                               // 2: IoBlock socket_reads + untimed_calls, NodeMetricsRecord disk_*
                                               // 3: ProcessCounters selections_applied, selection_errors,
                                               //    functions_unselected
@@ -80,6 +80,7 @@ inline constexpr uint16_t kVersionMinor = 10;  // 1: SampleTableHeader node_samp
                                               // 10: AnalyzerShedding in the header page,
                                               //     AlarmRecord kind, ProcessCounters
                                               //     calls_during_hooks, calls_during_hooks_lost
+                                              // 11: ScoreStatusBlock in the header page
 inline constexpr uint16_t kEndianMark = 0x0102;
 inline constexpr uint32_t kHeaderSize = 4096;
 
@@ -520,6 +521,44 @@ struct PeerStatusBlock {
   PeerStatusEntry entries[kPeerStatusEntries];
 };
 
+// ---- The analyzer's scores of this server, newest window (since 1.11) ----
+//
+// Per compared metric, the score the analyzer gave this server in the last
+// window it compared, against the threshold that would have marked it: what
+// an operator (or Prometheus) watches to see a server drift towards an
+// alarm. Under the same sequence lock as PeerStatusBlock, written once a
+// compared window by the analyzer thread; sequence 0 until the first.
+inline constexpr uint32_t kScoreStatusOffset = 640;
+inline constexpr uint32_t kScoreStatusEntries = 16;  // kComparedMetricCount (12) and room to grow
+
+enum ScoreFlags : uint32_t {
+  kScoreAnomalous = 1u << 0,   // over its threshold in this window
+  kScoreWarmingUp = 1u << 1,   // among the server's first windows: never counted
+  kScoreTrained = 1u << 2,     // the threshold came from training
+};
+
+struct ScoreStatusEntry {
+  std::atomic<uint64_t> metric[2];  // its name (dread, time, ...), NUL-padded words
+  // IEEE doubles, as their bits: the evidence (calibrated rule, nats) or the
+  // distance (seed rule), the threshold it is held to, the server's value
+  // over its peers' median, and the noise it is judged against.
+  std::atomic<uint64_t> score_bits;
+  std::atomic<uint64_t> threshold_bits;
+  std::atomic<uint64_t> ratio_bits;
+  std::atomic<uint64_t> sigma_bits;
+  std::atomic<uint32_t> flags;  // ScoreFlags
+  std::atomic<uint32_t> reserved;
+};
+
+struct ScoreStatusBlock {
+  std::atomic<uint64_t> sequence;
+  std::atomic<uint64_t> updated_unix_ms;  // when the window was compared
+  std::atomic<uint64_t> window;           // the window's number
+  std::atomic<uint32_t> servers_compared;
+  std::atomic<uint32_t> metrics_listed;
+  ScoreStatusEntry entries[kScoreStatusEntries];
+};
+
 struct SegmentHeader {
   uint64_t magic;
   uint16_t version_major;
@@ -633,6 +672,10 @@ static_assert(kAnalyzerHealthOffset + sizeof(AnalyzerHealth) <= kPeerStatusOffse
 static_assert(sizeof(PeerStatusEntry) == 96);
 static_assert(sizeof(PeerStatusBlock) == 64 + kPeerStatusEntries * 96);
 static_assert(kPeerStatusOffset + sizeof(PeerStatusBlock) <= kHeaderSize);
+static_assert(sizeof(ScoreStatusEntry) == 56);
+static_assert(sizeof(ScoreStatusBlock) == 32 + kScoreStatusEntries * 56);
+static_assert(sizeof(SegmentHeader) <= kScoreStatusOffset);
+static_assert(kScoreStatusOffset + sizeof(ScoreStatusBlock) <= kAnalyzerSheddingOffset);
 
 template <typename T>
 inline constexpr bool kIsSegmentPod =

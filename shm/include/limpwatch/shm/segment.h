@@ -62,6 +62,7 @@ class SegmentView {
   AlarmRingHeader* alarm_ring() const { return alarm_ring_; }
   AlarmRecord* alarm(uint64_t sequence) const;  // the ring position of a 1-based sequence
   PeerStatusBlock* peer_status() const { return reinterpret_cast<PeerStatusBlock*>(base_ + kPeerStatusOffset); }
+  ScoreStatusBlock* score_status() const { return reinterpret_cast<ScoreStatusBlock*>(base_ + kScoreStatusOffset); }
   AnalyzerHealth* analyzer_health() const { return reinterpret_cast<AnalyzerHealth*>(base_ + kAnalyzerHealthOffset); }
   AnalyzerShedding* analyzer_shedding() const {
     return reinterpret_cast<AnalyzerShedding*>(base_ + kAnalyzerSheddingOffset);

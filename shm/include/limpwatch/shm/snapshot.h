@@ -163,6 +163,28 @@ struct PeerStatusValues {
   std::vector<PeerStatusRow> peers;
 };
 
+// The analyzer's scores of this server in its newest compared window
+// (ScoreStatusBlock, 1.11; not valid in older segments or before the first
+// window).
+struct ScoreRow {
+  std::string metric;
+  double score = 0;
+  double threshold = 0;
+  double ratio = 0;  // the server's value over its peers' median; 0 where the rule has none
+  double sigma = 0;
+  bool anomalous = false;
+  bool warming_up = false;
+  bool trained = false;
+};
+
+struct ScoreStatusValues {
+  bool valid = false;
+  uint64_t updated_unix_ms = 0;
+  uint64_t window = 0;
+  uint32_t servers_compared = 0;
+  std::vector<ScoreRow> scores;
+};
+
 // The node-metrics record, copied under its sequence lock.
 struct NodeMetricsValues {
   bool valid = false;  // false until the first sample, or if no stable copy was had
@@ -227,6 +249,7 @@ struct Snapshot {
   SampleSnapshot samples;
   NodeMetricsValues node_metrics;         // the last /proc sample, if any
   PeerStatusValues peer_status;
+  ScoreStatusValues score_status;
   AnalyzerHealthValues analyzer_health;
   AnalyzerSheddingValues analyzer_shedding;
   // ProcessCounters, in declaration order.

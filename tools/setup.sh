@@ -11,6 +11,7 @@ packages=(
   iproute2 nftables iptables util-linux procps e2fsprogs
   autoconf automake
   prometheus
+  chromium  # the dashboard's test in a real browser (headless)
 )
 
 missing=()

@@ -6,6 +6,7 @@
 // that wrapped the ring, sampled functions, peer status. One file each.
 #include <unistd.h>
 
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -121,6 +122,17 @@ void Fill(const SegmentView& view) {
   StoreNameWords("server3", peers.entries[1].name, std::size(peers.entries[1].name));
   peers.sequence.store(2);
   view.analyzer_health()->ticks.store(12);
+
+  ScoreStatusBlock& scores = *view.score_status();
+  scores.window.store(41);
+  scores.servers_compared.store(3);
+  scores.metrics_listed.store(2);
+  StoreNameWords("dread", scores.entries[0].metric, std::size(scores.entries[0].metric));
+  scores.entries[0].score_bits.store(std::bit_cast<uint64_t>(31.5));
+  scores.entries[0].threshold_bits.store(std::bit_cast<uint64_t>(19.8));
+  scores.entries[0].flags.store(kScoreAnomalous);
+  StoreNameWords("time", scores.entries[1].metric, std::size(scores.entries[1].metric));
+  scores.sequence.store(2);
 }
 
 bool WriteImage(const std::string& path, const SegmentView& view, uint64_t size) {

@@ -1,12 +1,16 @@
-// `limpwatch serve` scraped by a real Prometheus: four traced test-bed
-// servers on loopback with their analyzers on, a workload, a Prometheus of
-// this test's own (its own port, data directory and configuration, with
-// tools/prometheus/limpwatch.rules.yml loaded), then a real disk fault on
-// one server; the test asks Prometheus's HTTP API until the open alarm's
-// series, and the alert of the rules, name the faulty server.
+// The operator's view end to end. `limpwatch serve` scraped by a real
+// Prometheus: four traced test-bed servers on loopback with their analyzers
+// on, a workload, a Prometheus of this test's own (its own port, data
+// directory and configuration, with tools/prometheus/limpwatch.rules.yml
+// loaded), then a real disk fault on one server; the test asks Prometheus's
+// HTTP API until the open alarm's series, and the alert of the rules, name
+// the faulty server. Then serve's dashboard in a real browser (headless
+// Chromium): its DOM marks the faulty server limping on the disk, and a
+// screenshot is kept (dashboard-screenshot.png in the build directory).
 //
-// Needs the 'prometheus' package (skips saying so when it is missing), and
-// root with a cgroup v1 blkio hierarchy for the fault (skips saying which).
+// Needs the 'prometheus' and 'chromium' packages (skips saying so when one is
+// missing), and root with a cgroup v1 blkio hierarchy for the fault (skips
+// saying which).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -23,6 +27,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -145,9 +150,14 @@ bool IsDirectory(const std::string& path) {
   return stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode);
 }
 
-TEST(prometheus, AnInjectedDiskFaultsAlarmReachesARealPrometheus) {
+TEST(prometheus, AnInjectedDiskFaultReachesARealPrometheusAndTheDashboardInABrowser) {
   std::string prometheus = FindOnPath("prometheus");
   if (prometheus.empty()) GTEST_SKIP() << MissingPrometheusTool("prometheus");
+  std::string chromium = FindOnPath("chromium");
+  if (chromium.empty()) {
+    GTEST_SKIP() << "chromium is not installed (Debian's 'chromium' package; tools/setup.sh installs it): the "
+                    "dashboard cannot be checked in a browser";
+  }
   if (geteuid() != 0) GTEST_SKIP() << "the disk fault (a blkio throttle) needs root";
   if (!IsDirectory("/sys/fs/cgroup/blkio")) GTEST_SKIP() << "no cgroup v1 blkio hierarchy at /sys/fs/cgroup/blkio";
   struct stat tmp {};
@@ -246,6 +256,34 @@ TEST(prometheus, AnInjectedDiskFaultsAlarmReachesARealPrometheus) {
                               << " s; every open alarm: " << every_open;
   EXPECT_NE(open_answer.find("\"resource\":\"disk\""), std::string::npos) << open_answer;
   EXPECT_GE(alert_seconds, 0) << "the LimpwatchServerLimping alert did not fire for " << faulty;
+
+  // The dashboard as a browser renders it, during the fault.
+  const std::string dashboard = "http://" + target + "/dashboard";
+  // Its complaints about the missing desktop bus go to a log, not the test's output.
+  const std::string browser = "'" + chromium + "' --headless --no-sandbox --disable-gpu --hide-scrollbars "
+                              "--user-data-dir='" + cluster.dir() + "/chromium' ";
+  const std::string browser_log = " 2>>'" + cluster.dir() + "/chromium.log'";
+  ProgramRun dom = RunProgram("/bin/sh", {"-c", browser + "--dump-dom '" + dashboard + "'" + browser_log}, {});
+  EXPECT_EQ(dom.exit_status, 0) << ReadFile(cluster.dir() + "/chromium.log");
+  std::smatch row;
+  ASSERT_TRUE(std::regex_search(dom.output, row,
+                                std::regex("<tr class=\"server limping\" data-server=\"" + faulty +
+                                           "\" data-state=\"limping\" data-resource=\"([a-z,]*)\">.*?</tr>")))
+      << "the faulty server is not marked limping in the browser's DOM:\n" << dom.output;
+  EXPECT_NE(row[1].str().find("disk"), std::string::npos) << row[0].str();
+  EXPECT_NE(row[0].str().find("<polyline"), std::string::npos) << "no score chart in its row: " << row[0].str();
+  std::string screenshot = cluster.dir() + "/dashboard.png";
+  ProgramRun shot = RunProgram(
+      "/bin/sh",
+      {"-c", browser + "--window-size=1280,720 --screenshot='" + screenshot + "' '" + dashboard + "'" + browser_log}, {});
+  EXPECT_EQ(shot.exit_status, 0) << ReadFile(cluster.dir() + "/chromium.log");
+  std::string png = ReadFile(screenshot);
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << "not a PNG";
+  EXPECT_GT(png.size(), 10000u) << "an empty page";
+  std::ofstream(LIMPWATCH_BINARY_DIR "/dashboard-screenshot.png", std::ios::binary) << png;
+  std::printf("[   INFO   ] dashboard: %s marked limping on %s; screenshot %zu bytes\n", faulty.c_str(),
+              row[1].str().c_str(), png.size());
+
   CommandOutput cleared = cluster.Launcher({"clear", "disk-busy"});
   EXPECT_EQ(cleared.exit_status, 0) << cleared.output;
   close(serve_out);

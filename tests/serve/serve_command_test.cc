@@ -83,6 +83,18 @@ TEST(serve_command, ServesTheNodesSegmentsUntilSigterm) {
   EXPECT_EQ(HttpGet(port, "/metricz").rfind("HTTP/1.1 404", 0), 0u);
   std::string index = HttpGet(port, "/");
   EXPECT_NE(BodyOf(index).find("/metrics"), std::string::npos) << index;
+  EXPECT_NE(BodyOf(index).find("/dashboard"), std::string::npos) << index;
+  // The live pages: the dashboard with this server's row, and its own page.
+  const std::string server = TestSegments::Name("cmd");
+  std::string dashboard = HttpGet(port, "/dashboard");
+  EXPECT_EQ(dashboard.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << dashboard.substr(0, 200);
+  EXPECT_NE(dashboard.find("Content-Type: text/html; charset=utf-8\r\n"), std::string::npos);
+  EXPECT_NE(BodyOf(dashboard).find("data-server=\"" + server + "\""), std::string::npos) << dashboard;
+  std::string own = HttpGet(port, "/server?name=" + server);
+  EXPECT_EQ(own.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << own.substr(0, 200);
+  EXPECT_NE(BodyOf(own).find("<h1>" + server + "</h1>"), std::string::npos) << own;
+  EXPECT_EQ(HttpGet(port, "/server?name=nobody").rfind("HTTP/1.1 404", 0), 0u);
+  EXPECT_EQ(HttpGet(port, "/server").rfind("HTTP/1.1 400", 0), 0u);
 
   kill(pid, SIGTERM);
   int status = guard.Wait();

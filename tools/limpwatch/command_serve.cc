@@ -31,6 +31,9 @@ constexpr OptionSpec kServeOptions[] = {
 // Collections closer together than this are one: a hundred scrapers arriving
 // at once cost the node one reading of its segments.
 constexpr int kReuseCollectionMs = 250;
+// How often the scores are recorded for the dashboard: the analyzer compares
+// a window a second by default.
+constexpr int kScoreRecordMs = 1000;
 
 struct ServeSettings {
   serve::ListenAddress listen;
@@ -105,6 +108,8 @@ int RunHttp(const ServeSettings& settings) {
   if (listen_fd < 0) return Fail(kExitFailure, error);
   serve::MetricsPage page(settings.all_users, settings.exposition, kReuseCollectionMs);
   serve::HttpServer server(listen_fd, serve::BuildRoutes(&page));
+  // The dashboard's charts need every window's scores, watched or not.
+  server.SetPeriodicTask(kScoreRecordMs, [&page] { page.Refresh(); });
 
   // SIGINT and SIGTERM stay blocked (StopSignals) and arrive as a readable
   // descriptor in the server's poll set.

@@ -23,6 +23,8 @@ void AlarmTally::Update(const shm::SegmentView& segment) {
       series.last_time_ns = alarm.time_ns;
       series.score = alarm.score;
       series.threshold = alarm.threshold;
+      series.metrics = alarm.metrics;
+      series.top_function_hashes = alarm.top_function_hashes;
     }
   }
 }

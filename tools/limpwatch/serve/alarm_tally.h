@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "limpwatch/analyzer/alarm.h"
 #include "limpwatch/shm/segment.h"
@@ -33,6 +34,8 @@ struct AlarmSeries {
   uint64_t last_time_ns = 0;  // CLOCK_REALTIME of the newest one (the end of its window)
   double score = 0;           // of the newest one
   double threshold = 0;
+  std::string metrics;                       // of the newest one: "dread,time"
+  std::vector<uint64_t> top_function_hashes;  // of the newest one, most affected first
 };
 
 // The kind of alarm a ring record stands for. The ring keeps no kind; the

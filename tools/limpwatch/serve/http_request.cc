@@ -150,4 +150,50 @@ ParseResult ParseRequestHead(std::string_view buffer, size_t max_head_bytes, Htt
   return result;
 }
 
+namespace {
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::optional<std::string> PercentDecoded(std::string_view text) {
+  std::string decoded;
+  for (size_t at = 0; at < text.size(); ++at) {
+    if (text[at] == '+') {
+      decoded += ' ';
+    } else if (text[at] == '%') {
+      if (at + 2 >= text.size()) return std::nullopt;
+      int high = HexDigit(text[at + 1]), low = HexDigit(text[at + 2]);
+      if (high < 0 || low < 0) return std::nullopt;
+      decoded += char(high * 16 + low);
+      at += 2;
+    } else {
+      decoded += text[at];
+    }
+  }
+  return decoded;
+}
+
+}  // namespace
+
+std::optional<std::string> QueryParameter(const HttpRequest& request, std::string_view name) {
+  size_t question = request.target.find('?');
+  if (question == std::string::npos) return std::nullopt;
+  std::string_view query = std::string_view(request.target).substr(question + 1);
+  while (!query.empty()) {
+    size_t end = query.find('&');
+    std::string_view pair = query.substr(0, end);
+    size_t equals = pair.find('=');
+    if (pair.substr(0, equals) == name) {
+      return PercentDecoded(equals == std::string_view::npos ? std::string_view() : pair.substr(equals + 1));
+    }
+    if (end == std::string_view::npos) break;
+    query.remove_prefix(end + 1);
+  }
+  return std::nullopt;
+}
+
 }  // namespace limpwatch::cli::serve

@@ -5,6 +5,7 @@
 #define LIMPWATCH_TOOLS_LIMPWATCH_SERVE_HTTP_REQUEST_H_
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -45,6 +46,10 @@ inline constexpr size_t kMaxHeaderFields = 100;
 // accepted, as RFC 9112 allows); empty lines before the request line are
 // skipped.
 ParseResult ParseRequestHead(std::string_view buffer, size_t max_head_bytes, HttpRequest* request);
+
+// The first value of query parameter `name` in the request's target,
+// percent-decoded ('+' is a space); nullopt when absent or badly encoded.
+std::optional<std::string> QueryParameter(const HttpRequest& request, std::string_view name);
 
 }  // namespace limpwatch::cli::serve
 

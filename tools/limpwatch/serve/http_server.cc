@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <exception>
 
 namespace limpwatch::cli::serve {
@@ -54,8 +55,14 @@ HttpServer::~HttpServer() {
   close(listen_fd_);
 }
 
+void HttpServer::SetPeriodicTask(int period_ms, std::function<void()> task) {
+  task_period_ms_ = period_ms;
+  task_ = std::move(task);
+}
+
 void HttpServer::Run(int stop_fd) {
   int64_t accept_paused_until = 0;
+  int64_t next_task = task_ ? NowMs() : INT64_MAX;
   std::vector<pollfd> polled;
   std::vector<Connection*> polled_connections;
   for (;;) {
@@ -71,6 +78,7 @@ void HttpServer::Run(int stop_fd) {
       next_deadline = std::min(next_deadline, connection->deadline_ms);
     }
     if (accept_paused_until > now) next_deadline = std::min(next_deadline, accept_paused_until);
+    next_deadline = std::min(next_deadline, next_task);
     int timeout = static_cast<int>(std::clamp<int64_t>(next_deadline - now, 0, kMaxPollMs));
     int ready = poll(polled.data(), polled.size(), timeout);
     if (ready < 0 && errno != EINTR) return;
@@ -92,6 +100,10 @@ void HttpServer::Run(int stop_fd) {
       if (!connection->closed && now >= connection->deadline_ms) Expire(*connection, now);
     }
     connections_.remove_if([](const std::unique_ptr<Connection>& connection) { return connection->closed; });
+    if (now >= next_task) {
+      task_();
+      next_task = NowMs() + task_period_ms_;
+    }
   }
 }
 

@@ -47,6 +47,10 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
+  // Runs `task` on the server's thread every `period_ms` while it serves
+  // (between requests: like a handler, it must not block).
+  void SetPeriodicTask(int period_ms, std::function<void()> task);
+
   // Serves until `stop_fd` (a signalfd, a pipe; -1 for none) becomes readable.
   void Run(int stop_fd);
 
@@ -66,6 +70,8 @@ class HttpServer {
   std::vector<Route> routes_;
   HttpLimits limits_;
   std::list<std::unique_ptr<Connection>> connections_;
+  int task_period_ms_ = 0;
+  std::function<void()> task_;
 };
 
 }  // namespace limpwatch::cli::serve

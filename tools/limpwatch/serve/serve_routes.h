@@ -11,7 +11,8 @@
 
 namespace limpwatch::cli::serve {
 
-// "/metrics" (the exposition) and "/" (a short page listing the paths).
+// "/metrics" (the exposition), "/dashboard" and "/server?name=SERVER" (the
+// live pages, dashboard_page.h) and "/" (a short page listing the paths).
 // `metrics` must outlive the routes.
 std::vector<Route> BuildRoutes(MetricsPage* metrics);
 

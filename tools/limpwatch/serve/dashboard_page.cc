@@ -10,9 +10,12 @@
 #include "format.h"
 #include "limpwatch/analyzer/io_metrics.h"
 #include "limpwatch/analyzer/thresholds.h"
+#include "report/html_text.h"
 
 namespace limpwatch::cli::serve {
 namespace {
+
+using report::EscapeHtml;
 
 constexpr int kChartWidth = 132;
 constexpr int kChartHeight = 30;
@@ -255,22 +258,6 @@ std::string ServerSection(const Collection& collection, const ScoreHistory& hist
 }
 
 }  // namespace
-
-std::string EscapeHtml(const std::string& text) {
-  std::string escaped;
-  escaped.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': escaped += "&amp;"; break;
-      case '<': escaped += "&lt;"; break;
-      case '>': escaped += "&gt;"; break;
-      case '"': escaped += "&quot;"; break;
-      case '\'': escaped += "&#39;"; break;
-      default: escaped += c;
-    }
-  }
-  return escaped;
-}
 
 std::string RenderDashboard(const Collection& collection, const ScoreHistory& history,
                             const ExpositionSettings& settings) {

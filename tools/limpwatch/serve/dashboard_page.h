@@ -2,6 +2,9 @@
 // (/server?name=NAME): self-contained HTML (inline style, charts drawn here
 // as SVG, no script, no request to anywhere else), refreshing itself.
 //
+// Every name that reaches the page (a server's, a function's) is escaped
+// (report::EscapeHtml): a segment's name is chosen by whatever process made it.
+//
 // The dashboard: the open alarms (indicted server, resource, kind, how many
 // of this node's analyzers report it, the metrics and the top functions),
 // then one row per server with, per compared metric, its score as a share of
@@ -27,9 +30,6 @@ std::string RenderDashboard(const Collection& collection, const ScoreHistory& hi
 // One served server: its scores now, its service times, its top functions
 // by self time. Empty when no served segment has that server label.
 std::string RenderServerPage(const Collection& collection, const std::string& server);
-
-// "&lt;" for "<", and so on: for text and attribute values.
-std::string EscapeHtml(const std::string& text);
 
 }  // namespace limpwatch::cli::serve
 

@@ -38,6 +38,13 @@ struct AlarmSeries {
   std::vector<uint64_t> top_function_hashes;  // of the newest one, most affected first
 };
 
+// Whether the newest alarm of a series is still open at `now_ns`: within
+// `open_seconds` of the end of its window. The exposition's gauge and the
+// dashboard's list use this one rule.
+inline bool IsOpen(const AlarmSeries& series, uint64_t now_ns, double open_seconds) {
+  return series.last_time_ns + uint64_t(open_seconds * 1e9) > now_ns;
+}
+
 // The kind of alarm a ring record stands for. The ring keeps no kind; the
 // analyzer names a silent peer's metrics "silence" and a failing server's
 // "errors", and every other alarm is an anomaly of named metrics.

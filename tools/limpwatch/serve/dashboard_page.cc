@@ -105,7 +105,7 @@ std::vector<OpenAlarm> OpenAlarms(const Collection& collection, double open_seco
   std::map<AlarmLabels, OpenAlarm> open;
   for (const ServedSegment& segment : collection.segments) {
     for (const auto& [labels, series] : segment.alarms.series()) {
-      if (series.last_time_ns + uint64_t(open_seconds * 1e9) <= collection.taken_realtime_ns) continue;
+      if (!IsOpen(series, collection.taken_realtime_ns, open_seconds)) continue;
       OpenAlarm& alarm = open[labels];
       alarm.labels = labels;
       alarm.reporters.insert(segment.server);

@@ -452,7 +452,7 @@ void AddAlarms(Families& f, const ServedSegment& segment, uint64_t now_ns, doubl
   f.alarms_raised.Add({segment.server}, segment.alarms.raised());
   for (const auto& [labels, series] : segment.alarms.series()) {
     Labels values{segment.server, labels.server, labels.resource, labels.kind};
-    bool open = series.last_time_ns + uint64_t(open_seconds * 1e9) > now_ns;
+    bool open = IsOpen(series, now_ns, open_seconds);
     f.alarms.Add(values, series.count);
     f.alarm_open.Add(values, uint64_t{open ? 1u : 0u});
     f.alarm_score.Add(values, series.score);

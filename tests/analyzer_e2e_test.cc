@@ -10,15 +10,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "limpwatch/analyzer/alarm.h"
 #include "limpwatch/analyzer/cluster_replay.h"
 #include "limpwatch/analyzer/trace_file.h"
+#include "limpwatch/shm/segment.h"
 #include "limpwatch/analyzer/transport_exchange.h"
 #include "support/traced_run.h"
 
@@ -162,6 +167,30 @@ TEST(AnalyzerEndToEndTest, PeersIndictTheLimpingServerOnlineAndOfflineAlike) {
     }
   }
   ASSERT_FALSE(online.empty()) << "server 0 raised no anomaly alarm";
+
+  // Each analyzer tells its peers the verdicts it holds open: server 0's
+  // alarm on the slow server ends held by the healthy analyzers at least, of
+  // the four that speak, in its ring and in its alarms file.
+  std::string error;
+  std::optional<std::string> object = shm::ResolveSegment(cluster.Name(0), &error);
+  ASSERT_TRUE(object) << error;
+  std::unique_ptr<shm::SegmentReader> reader = shm::SegmentReader::Open(*object, &error);
+  ASSERT_TRUE(reader) << error;
+  uint64_t last = 0;
+  uint32_t most_agreeing = 0;
+  for (const analyzer::RingAlarm& alarm : analyzer::ReadAlarmRing(reader->view(), 0, &last)) {
+    if (alarm.kind != analyzer::AlarmKind::kAnomaly) continue;
+    EXPECT_EQ(alarm.analyzers, uint32_t{kServers}) << alarm.sequence;
+    most_agreeing = std::max(most_agreeing, alarm.reporters);
+  }
+  std::printf("server 0's alarm on the slow server: held by %u of %d analyzers\n", most_agreeing, kServers);
+  EXPECT_GE(most_agreeing, uint32_t{kServers - 1});
+  bool file_says_who = false;
+  for (const std::string& line : ReadLines(cluster.directory + "/" + cluster.Name(0) + ".alarms")) {
+    file_says_who |= JsonField(line, "analyzers") == std::to_string(kServers) &&
+                     line.find("\"agreeing\":[") != std::string::npos;
+  }
+  EXPECT_TRUE(file_says_who);
 
   // Offline: the same analysis over the recordings.
   std::map<std::string, std::vector<analyzer::TickRecord>> ticks;

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "limpwatch/analyzer/alarm.h"
 #include "limpwatch/shm/layout.h"
 #include "limpwatch/shm/segment.h"
 #include "limpwatch/shm/snapshot.h"
@@ -916,6 +917,30 @@ TEST_F(cli, TopStopsCleanlyOnSigintAndSigterm) {
     EXPECT_EQ(result.err, "");
     EXPECT_NE(result.out.find("(no calls in this interval)"), std::string::npos) << result.out;
   }
+}
+
+// An alarm's agreement grows after it was printed (its peers' verdicts come
+// with their next summaries): --follow prints it again with the new count.
+TEST_F(cli, AlarmsFollowPrintsAnAlarmAgainWhenMoreAnalyzersHoldIt) {
+  SegmentWriter* writer = CreateSegment("alarmsfollow");
+  ASSERT_NE(writer, nullptr);
+  analyzer::Alarm alarm;
+  alarm.server = "server2";
+  alarm.resource = shm::Resource::kDisk;
+  alarm.agreeing = {"server0"};
+  alarm.analyzers = 4;
+  uint64_t sequence = analyzer::PublishAlarm(writer->view(), alarm);
+  CliProcess follow({"alarms", writer->object_name(), "--follow"});
+  ASSERT_TRUE(follow.WaitForOutput("held by 1 of 4 analyzers\n", kCliTimeoutSeconds)) << follow.out();
+  ASSERT_TRUE(analyzer::UpdateAlarmAgreement(writer->view(), sequence, 4, 4));
+  ASSERT_TRUE(follow.WaitForOutput("held by 4 of 4 analyzers\n", kCliTimeoutSeconds)) << follow.out();
+  ASSERT_EQ(kill(follow.pid(), SIGINT), 0);
+  CliResult result = follow.Finish();
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  std::vector<std::string> lines = Lines(result.out);
+  ASSERT_EQ(lines.size(), 2u) << result.out;  // printed again once, not at every poll
+  EXPECT_EQ(lines[0].rfind("#" + std::to_string(sequence) + " ", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[1].rfind("#" + std::to_string(sequence) + " ", 0), 0u) << lines[1];
 }
 
 TEST_F(cli, TopRefusesASegmentWhoseOwnerIsGone) {

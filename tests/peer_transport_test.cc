@@ -211,7 +211,7 @@ TEST_P(PeerTransportTest, EveryRejectionClassIsCounted) {
     change(bytes);
     return bytes;
   };
-  size_t first_feature = kPeerWireHeaderBytes + window1.node.size() + kPeerWireBytesPerMetric;
+  size_t first_feature = kPeerWireHeaderBytes + kPeerWireVerdictListBytes + window1.node.size() + kPeerWireBytesPerMetric;
   std::vector<std::pair<DecodeError, std::vector<uint8_t>>> sent = {
       {DecodeError::kNone, valid},
       {DecodeError::kReplayed, valid},

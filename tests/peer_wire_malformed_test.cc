@@ -13,7 +13,8 @@ namespace {
 
 using testing::MakeSummary;
 
-constexpr size_t kNodeOffset = kPeerWireHeaderBytes;
+// A summary with no open verdict: the fixed header, then an empty verdict list.
+constexpr size_t kNodeOffset = kPeerWireHeaderBytes + kPeerWireVerdictListBytes;
 
 PeerKey KeyOf(uint8_t fill) {
   std::string error;

@@ -125,8 +125,12 @@ TEST(PeerWire, TwoHundredFeaturesFitOneDatagramOf1400Bytes) {
   std::printf("200-feature summary: %zu bytes with a %zu-byte name, 3 metrics and a tag (target <= 1400)\n",
               bytes.size(), kMaxNodeNameBytes);
   EXPECT_LE(bytes.size(), 1400u);
-  EXPECT_EQ(bytes.size(), kPeerWireHeaderBytes + kMaxNodeNameBytes + 3 * kPeerWireBytesPerMetric +
-                              200 * kPeerWireBytesPerFeature + kPeerWireTagBytes);
+  EXPECT_EQ(bytes.size(), kPeerWireHeaderBytes + kPeerWireVerdictListBytes + kMaxNodeNameBytes +
+                              3 * kPeerWireBytesPerMetric + 200 * kPeerWireBytesPerFeature + kPeerWireTagBytes);
+  // And with a full verdict list, they still fit one datagram.
+  summary.verdicts.assign(kMaxOpenVerdicts, OpenVerdict{.server_hash = 7, .resource = 1, .kind = 0});
+  ASSERT_EQ(EncodeSummary(summary, &key, &bytes), EncodeError::kNone);
+  EXPECT_LE(bytes.size(), kMaxDatagramBytes);
 }
 
 TEST(PeerWire, TheLargestSummaryThatFitsIsEncodedAndOneMoreFeatureIsRefused) {
@@ -135,11 +139,15 @@ TEST(PeerWire, TheLargestSummaryThatFitsIsEncodedAndOneMoreFeatureIsRefused) {
   size_t most = MaxFeaturesThatFit(node.size(), 3, true);
   EXPECT_GE(most, 200u);
   std::vector<uint8_t> bytes;
+  // The room is counted with a full verdict list, whatever the analyzer holds.
+  std::vector<OpenVerdict> full(kMaxOpenVerdicts, OpenVerdict{.server_hash = 7, .resource = 1, .kind = 0});
   PeerSummary fits = MakeSummary({.node = node, .features = most, .metrics = 3});
+  fits.verdicts = full;
   ASSERT_EQ(EncodeSummary(fits, &key, &bytes), EncodeError::kNone);
   EXPECT_LE(bytes.size(), kMaxDatagramBytes);
   EXPECT_TRUE(DecodeSummary(bytes, &key).ok());
   PeerSummary too_big = MakeSummary({.node = node, .features = most + 1, .metrics = 3});
+  too_big.verdicts = full;
   EXPECT_EQ(EncodeSummary(too_big, &key, &bytes), EncodeError::kTooLarge);
   EXPECT_TRUE(bytes.empty());
 }
@@ -238,8 +246,9 @@ class PeerWireVersions : public ::testing::Test {
 
 TEST_F(PeerWireVersions, NewerMinorWithALongerHeaderIsRead) {
   bytes_[5] = 7;  // minor 7
-  bytes_.insert(bytes_.begin() + kPeerWireHeaderBytes, 8, 0xEE);  // 8 bytes of new header fields
-  bytes_[8] = kPeerWireHeaderBytes + 8;
+  size_t header_size = bytes_[8];  // minor 1's: the fixed header and its verdict list
+  bytes_.insert(bytes_.begin() + header_size, 8, 0xEE);  // 8 bytes of new header fields
+  bytes_[8] = header_size + 8;
   SetTotalSize(bytes_.size());
   DecodeResult result = DecodeSummary(bytes_, nullptr);
   ASSERT_TRUE(result.ok()) << DecodeErrorMessage(result.error);

@@ -401,6 +401,21 @@ TEST(AlarmRingTest, PublishedAlarmsAreReadBackInOrderAndOldOnesRollOff) {
   CommandResult listed = RunCli("alarms " + object + " --json");
   EXPECT_EQ(listed.status, 0) << listed.output;
   EXPECT_NE(listed.output.find("\"server\":\"server6\""), std::string::npos) << listed.output;
+  EXPECT_EQ(listed.output.find("agreeing"), std::string::npos) << "no agreement recorded, none printed";
+
+  // An alarm with its agreement, brought up to date in the ring: both views print the newest.
+  Alarm held;
+  held.server = "server7";
+  held.resource = shm::Resource::kDisk;
+  held.agreeing = {"server1"};
+  held.analyzers = 4;
+  uint64_t sequence = PublishAlarm(writer->view(), held);
+  ASSERT_TRUE(UpdateAlarmAgreement(writer->view(), sequence, 3, 4));
+  CommandResult text = RunCli("alarms " + object);
+  EXPECT_NE(text.output.find("server server7  resource disk"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("held by 3 of 4 analyzers\n"), std::string::npos) << text.output;
+  CommandResult json = RunCli("alarms " + object + " --json");
+  EXPECT_NE(json.output.find("\"agreeing\":3,\"analyzers\":4"), std::string::npos) << json.output;
   writer->Remove();
 }
 

@@ -104,4 +104,12 @@ echo "== every server's analyzer agrees:"
 grep -h '"kind":"anomaly"' "$work"/*.alarms |
   sed -e 's/.*"reporter":"\([^"]*\)","server":"\([^"]*\)","metrics":\[[^]]*\],"resource":"\([^"]*\)".*/  \1 says \2 limps on \3/' |
   sort -u
+# Each analyzer tells its peers the alarms it holds open with its next
+# summaries: a few seconds on, any one server's ring says how many agree.
+sleep 3
+reporter=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["reporter"])' "$alarm" 2>/dev/null || true)
+if [ -n "$reporter" ]; then
+  echo "== as the ring of $reporter says it (limpwatch alarms $reporter):"
+  "$limpwatch" alarms "$reporter" | tail -n 1
+fi
 echo "== clearing the fault and stopping everything"

@@ -98,6 +98,13 @@ std::string AlarmToJson(const Alarm& alarm) {
     }
     json += "],\"reason\":" + JsonString(alarm.reason);
   }
+  if (alarm.analyzers > 0) {
+    json += ",\"agreeing\":[";
+    for (size_t index = 0; index < alarm.agreeing.size(); ++index) {
+      json += (index ? "," : "") + JsonString(alarm.agreeing[index]);
+    }
+    json += "],\"analyzers\":" + std::to_string(alarm.analyzers);
+  }
   return json + "}";
 }
 
@@ -113,14 +120,19 @@ std::string AlarmToLogLine(const Alarm& alarm) {
   std::string what = errors ? " fails its I/O calls" : " limps";
   if (!errors || alarm.resource != shm::Resource::kUnknown) what += std::string(" on ") + ResourceName(alarm.resource);
   std::string line = std::string("ALARM ") + AlarmKindName(alarm.kind) + ": server " + alarm.server + what + " (" + Joined(alarm.metrics, ",") + ", " + numbers +
-                     ", window " + std::to_string(alarm.window) + ", reported by " + alarm.reporter + ")";
+                     ", window " + std::to_string(alarm.window) + ", reported by " + alarm.reporter;
+  if (alarm.analyzers > 0) {
+    line += ", held by " + std::to_string(alarm.agreeing.size()) + " of " + std::to_string(alarm.analyzers) +
+            " analyzers: " + Joined(alarm.agreeing, " ");
+  }
+  line += ")";
   // Calibrated alarms say why the resource is the one named.
   if (!alarm.reason.empty()) line += "; why: " + alarm.reason;
   if (!names.empty()) line += "; top functions: " + Joined(names, ", ");
   return line;
 }
 
-void PublishAlarm(const shm::SegmentView& segment, const Alarm& alarm) {
+uint64_t PublishAlarm(const shm::SegmentView& segment, const Alarm& alarm) {
   shm::AlarmRingHeader* ring = segment.alarm_ring();
   uint64_t sequence = ring->next_sequence.load(std::memory_order_relaxed) + 1;
   shm::AlarmRecord* record = segment.alarm(sequence);
@@ -138,8 +150,35 @@ void PublishAlarm(const shm::SegmentView& segment, const Alarm& alarm) {
         index < alarm.top_functions.size() ? alarm.top_functions[index].name_hash : 0;
   }
   record->kind = static_cast<uint32_t>(alarm.kind) + 1;
+  record->agreement.store(
+      alarm.analyzers > 0 ? shm::PackAgreement(uint32_t(alarm.agreeing.size()), alarm.analyzers) : 0,
+      std::memory_order_relaxed);
   record->sequence.store(sequence, std::memory_order_release);
   ring->next_sequence.store(sequence, std::memory_order_release);
+  return sequence;
+}
+
+bool UpdateAlarmAgreement(const shm::SegmentView& segment, uint64_t sequence, uint32_t reporters,
+                          uint32_t analyzers) {
+  shm::AlarmRecord* record = segment.alarm(sequence);
+  // One writer: the record cannot change between this check and the store.
+  if (record->sequence.load(std::memory_order_relaxed) != sequence) return false;
+  record->agreement.store(shm::PackAgreement(reporters, analyzers), std::memory_order_release);
+  return true;
+}
+
+bool ReadAlarmAgreement(const shm::SegmentView& segment, uint64_t sequence, uint32_t* reporters,
+                        uint32_t* analyzers) {
+  uint64_t newest = segment.alarm_ring()->next_sequence.load(std::memory_order_acquire);
+  if (sequence == 0 || sequence > newest) return false;
+  const shm::AlarmRecord* record = segment.alarm(sequence);
+  if (record->sequence.load(std::memory_order_acquire) != sequence) return false;
+  uint32_t agreement = record->agreement.load(std::memory_order_acquire);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (record->sequence.load(std::memory_order_relaxed) != sequence) return false;
+  *reporters = shm::AgreementReporters(agreement);
+  *analyzers = shm::AgreementAnalyzers(agreement);
+  return true;
 }
 
 std::vector<RingAlarm> ReadAlarmRing(const shm::SegmentView& segment, uint64_t after_sequence,
@@ -172,6 +211,9 @@ std::vector<RingAlarm> ReadAlarmRing(const shm::SegmentView& segment, uint64_t a
     if (record->kind >= 1 && record->kind <= static_cast<uint32_t>(AlarmKind::kErrors) + 1) {
       alarm.kind = static_cast<AlarmKind>(record->kind - 1);
     }
+    uint32_t agreement = record->agreement.load(std::memory_order_acquire);
+    alarm.reporters = shm::AgreementReporters(agreement);
+    alarm.analyzers = shm::AgreementAnalyzers(agreement);
     std::atomic_thread_fence(std::memory_order_acquire);
     if (record->sequence.load(std::memory_order_relaxed) != sequence) continue;
     alarms.push_back(std::move(alarm));

@@ -13,6 +13,7 @@
 #include "file_appender.h"
 #include "limpwatch/analyzer/alarm.h"
 #include "limpwatch/analyzer/peer_table.h"
+#include "limpwatch/analyzer/resource_manifest.h"
 #include "limpwatch/analyzer/score_status.h"
 #include "limpwatch/analyzer/start_line.h"
 
@@ -34,6 +35,13 @@ std::vector<std::string> SplitList(const std::string& text) {
     if (!part.empty()) parts.push_back(part);
   }
   return parts;
+}
+
+// A verdict stays open for the alarm suppression period: as long as the
+// diagnoser itself would not alarm the same server again.
+uint64_t VerdictOpenWindows(const AnalyzerConfig& config) {
+  uint64_t shift_ms = std::max<uint64_t>(uint64_t{config.shift_ticks} * config.tick_ms, 1);
+  return std::max<uint64_t>((uint64_t{config.alarm_suppression_s} * 1000 + shift_ms - 1) / shift_ms, 1);
 }
 
 }  // namespace
@@ -75,7 +83,8 @@ AnalyzerSetup AnalyzerSetupFromEnvironment(const std::string& node, std::functio
 AnalyzerLoop::AnalyzerLoop(AnalyzerSetup setup)
     : setup_(std::move(setup)),
       pipeline_(setup_.config, setup_.boot_id),
-      diagnoser_(setup_.config, setup_.thresholds, setup_.manifest, &names_, setup_.node) {
+      diagnoser_(setup_.config, setup_.thresholds, setup_.manifest, &names_, setup_.node),
+      verdicts_(setup_.node, VerdictOpenWindows(setup_.config), setup_.config.peer_silence_windows) {
   diagnoser_.KeepResults(false);
   if (!setup_.record_path.empty()) {
     std::string error;
@@ -165,6 +174,7 @@ void AnalyzerLoop::TickOrThrow(const shm::SegmentView& segment, const std::strin
   if (setup_.exchange) {
     for (const PeerSummary& summary : setup_.exchange->Receive()) {
       if (summary.node == setup_.node) continue;  // our own, looped back
+      verdicts_.Heard(summary);
       pipeline_.LearnFromPeer(summary);
       diagnoser_.Add(summary);
     }
@@ -190,7 +200,8 @@ void AnalyzerLoop::TickOrThrow(const shm::SegmentView& segment, const std::strin
   }
 
   if (setup_.exchange && publish_alarms) setup_.exchange->PublishStatus(segment);
-  for (const PeerSummary& produced : pipeline_.AddTick(tick)) {
+  for (PeerSummary& produced : pipeline_.AddTick(tick)) {
+    produced.verdicts = verdicts_.OwnVerdicts();
     PeerSummary summary = setup_.exchange ? setup_.exchange->AsReceived(produced) : produced;
     if (setup_.exchange) setup_.exchange->Send(produced);
     diagnoser_.Add(summary);
@@ -200,9 +211,33 @@ void AnalyzerLoop::TickOrThrow(const shm::SegmentView& segment, const std::strin
     if (window >= newest_window_) break;
     uint64_t window_end_ms = (window * setup_.config.shift_ticks) * uint64_t(setup_.config.tick_ms);
     ++windows_analyzed_;
-    for (const Alarm& alarm : diagnoser_.Analyze(window, window_end_ms)) Raise(alarm, segment, publish_alarms);
-    if (publish_alarms) PublishScoreStatus(segment, diagnoser_.last_result(), setup_.node, RealtimeNowMs());
+    std::vector<Alarm> alarms = diagnoser_.Analyze(window, window_end_ms);
+    verdicts_.Indicted(diagnoser_.last_result().indicted, window);
+    for (const Alarm& alarm : alarms) Raise(alarm, segment, publish_alarms);
+    if (publish_alarms) {
+      PublishScoreStatus(segment, diagnoser_.last_result(), setup_.node, RealtimeNowMs());
+      RefreshAgreements(segment);
+    }
   }
+}
+
+void AnalyzerLoop::RefreshAgreements(const shm::SegmentView& segment) {
+  std::erase_if(open_alarms_, [&](PublishedAlarm& published) {
+    const Alarm& alarm = published.alarm;
+    if (!verdicts_.HoldsOpen(alarm.server, alarm.resource, alarm.kind)) return true;
+    Agreement agreement = verdicts_.On(alarm.server, alarm.resource, alarm.kind);
+    auto agreeing = uint32_t(agreement.agreeing.size());
+    if (agreeing == published.agreeing && agreement.analyzers == published.analyzers) return false;
+    if (!UpdateAlarmAgreement(segment, published.sequence, agreeing, agreement.analyzers)) return true;
+    published.agreeing = agreeing;
+    published.analyzers = agreement.analyzers;
+    std::string names;
+    for (const std::string& name : agreement.agreeing) names += " " + name;
+    setup_.log("analyzer: alarm #" + std::to_string(published.sequence) + " (server " + alarm.server + ", " +
+               ResourceName(alarm.resource) + ", " + AlarmKindName(alarm.kind) + ") now held by " +
+               std::to_string(agreeing) + " of " + std::to_string(agreement.analyzers) + " analyzers:" + names);
+    return false;
+  });
 }
 
 void AnalyzerLoop::Raise(const Alarm& window_alarm, const shm::SegmentView& segment, bool publish_alarms) {
@@ -210,11 +245,23 @@ void AnalyzerLoop::Raise(const Alarm& window_alarm, const shm::SegmentView& segm
   timespec now{};
   clock_gettime(CLOCK_REALTIME, &now);
   alarm.raised_unix_ms = uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1000000;
+  verdicts_.Opened(alarm);
+  Agreement agreement = verdicts_.On(alarm.server, alarm.resource, alarm.kind);
+  alarm.agreeing = agreement.agreeing;
+  alarm.analyzers = agreement.analyzers;
   alarms_.push_back(alarm);
   // The segment first (memory: `limpwatch alarms` sees it at once), then
   // the file (queued: file_appender.h), the log line last: the log is a
   // plain write, which a throttled disk can hold up.
-  if (publish_alarms) PublishAlarm(segment, alarm);
+  if (publish_alarms) {
+    uint64_t sequence = PublishAlarm(segment, alarm);
+    // A newer alarm of the same verdict takes the place of the older one.
+    std::erase_if(open_alarms_, [&](const PublishedAlarm& published) {
+      return published.alarm.server == alarm.server && published.alarm.resource == alarm.resource &&
+             published.alarm.kind == alarm.kind;
+    });
+    open_alarms_.push_back({sequence, alarm, uint32_t(alarm.agreeing.size()), alarm.analyzers});
+  }
   bool queued = true;
   if (!setup_.alarms_path.empty()) {
     std::string line = AlarmToJson(alarm) + '\n';

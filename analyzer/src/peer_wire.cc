@@ -23,13 +23,31 @@ bool IsKnownMetric(uint8_t metric) { return metric < kVectorMetricCount; }
 
 size_t NodeNameBytesOnWire(const PeerSummary& summary) { return std::min(summary.node.size(), kMaxNodeNameBytes); }
 
-size_t BodyAndHeaderBytes(size_t node_bytes, size_t metric_count, size_t feature_count) {
-  return kPeerWireHeaderBytes + node_bytes + metric_count * kPeerWireBytesPerMetric +
-         feature_count * kPeerWireBytesPerFeature;
+// A summary without a verdict list (it came from a minor-0 sender) is
+// written as minor 0 again, so that it travels, and compares, as it came.
+size_t HeaderBytes(const PeerSummary& summary) {
+  if (!summary.carries_verdicts) return kPeerWireHeaderBytes;
+  return kPeerWireHeaderBytes + kPeerWireVerdictListBytes + summary.verdicts.size() * kPeerWireBytesPerVerdict;
 }
+
+size_t FullHeaderBytes() {
+  return kPeerWireHeaderBytes + kPeerWireVerdictListBytes + kMaxOpenVerdicts * kPeerWireBytesPerVerdict;
+}
+
+size_t BodyAndHeaderBytes(size_t header_bytes, size_t node_bytes, size_t metric_count, size_t feature_count) {
+  return header_bytes + node_bytes + metric_count * kPeerWireBytesPerMetric + feature_count * kPeerWireBytesPerFeature;
+}
+
+// Whether a readable datagram of this version carries the verdict list after
+// the fixed header: minor 1 of major 1 added it, a later major that major 1
+// can read keeps it.
+bool HasVerdictList(uint8_t major, uint8_t minor) { return major > 1 || minor >= 1; }
 
 EncodeError ValidateForEncoding(const PeerSummary& summary, size_t node_bytes) {
   if (node_bytes == 0) return EncodeError::kBadNodeName;
+  if (summary.verdicts.size() > (summary.carries_verdicts ? kMaxOpenVerdicts : 0)) {
+    return EncodeError::kTooManyVerdicts;
+  }
   for (size_t i = 0; i < node_bytes; ++i) {
     if (!IsNodeNameByte(static_cast<uint8_t>(summary.node[i]))) return EncodeError::kBadNodeName;
   }
@@ -52,12 +70,13 @@ EncodeError ValidateForEncoding(const PeerSummary& summary, size_t node_bytes) {
 
 void FillHeader(const PeerSummary& summary, size_t node_bytes, size_t total_size, TagKind tag_kind,
                 PeerWireHeaderV1* header) {
+  size_t header_bytes = HeaderBytes(summary);
   std::memcpy(header->magic, wire::kPeerWireMagic, sizeof(header->magic));
   header->major = kPeerWireMajor;
-  header->minor = kPeerWireMinor;
+  header->minor = summary.carries_verdicts ? kPeerWireMinor : 0;
   header->oldest_major = kPeerWireOldestReadableMajor;
   header->tag_kind = static_cast<uint8_t>(tag_kind);
-  header->header_size.Set(kPeerWireHeaderBytes);
+  header->header_size.Set(static_cast<uint16_t>(header_bytes));
   header->total_size.Set(static_cast<uint16_t>(total_size));
   header->node_length = static_cast<uint8_t>(node_bytes);
   header->metric_count = static_cast<uint8_t>(summary.metrics.size());
@@ -151,6 +170,30 @@ DecodeError CheckAuthentication(std::span<const uint8_t> datagram, const PeerWir
   return DecodeError::kBadAuthentication;
 }
 
+// The verdict list of a minor-1 header, from the bytes between the fixed
+// header and header_size. Bytes after the list belong to a later minor and
+// are skipped. A resource or kind this reader does not know is kept as it
+// is: the board (verdict_board.h) matches them by value.
+DecodeError ReadVerdicts(std::span<const uint8_t> header_tail, std::vector<OpenVerdict>* verdicts) {
+  wire::Reader reader(header_tail);
+  auto count = reader.Read<uint8_t>();
+  reader.Take(kPeerWireVerdictListBytes - 1);
+  if (reader.failed() || count > kMaxOpenVerdicts) return DecodeError::kBadCount;
+  auto entries = reader.Take(size_t{count} * kPeerWireBytesPerVerdict);
+  if (reader.failed()) return DecodeError::kBadCount;
+  wire::Reader entry_reader(entries);
+  verdicts->reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    OpenVerdict& verdict = verdicts->emplace_back();
+    verdict.server_hash = entry_reader.Read<uint64_t>();
+    verdict.resource = entry_reader.Read<uint8_t>();
+    verdict.kind = entry_reader.Read<uint8_t>();
+    entry_reader.Take(2);
+    if (verdict.server_hash == 0) return DecodeError::kBadCount;  // no name hashes to 0
+  }
+  return DecodeError::kNone;
+}
+
 DecodeError ReadMetrics(wire::Reader* reader, size_t metric_count, size_t feature_count,
                         std::vector<MetricFeatures>* metrics) {
   metrics->reserve(metric_count);
@@ -215,7 +258,7 @@ const char* DecodeErrorMessage(DecodeError error) {
     case DecodeError::kBadMagic: return "bad magic: not a limpwatch peer summary";
     case DecodeError::kForeignVersion: return "foreign version: the sender's format version is not readable here";
     case DecodeError::kBadLength: return "bad length: header or total size inconsistent with the datagram";
-    case DecodeError::kBadCount: return "bad count: node, metric or feature counts overrun or disagree";
+    case DecodeError::kBadCount: return "bad count: node, metric, feature or verdict counts overrun or disagree";
     case DecodeError::kBadNodeName: return "bad node name: empty or not printable ASCII";
     case DecodeError::kBadMetric: return "bad metric: unknown or repeated metric";
     case DecodeError::kUnsortedKeys: return "unsorted keys: feature keys not strictly rising";
@@ -237,6 +280,7 @@ const char* EncodeErrorMessage(EncodeError error) {
     case EncodeError::kBadMetric: return "unknown or repeated metric";
     case EncodeError::kUnsortedKeys: return "feature keys not strictly rising";
     case EncodeError::kNonFiniteValue: return "NaN or infinity in a feature value or I/O median";
+    case EncodeError::kTooManyVerdicts: return "more open verdicts than a datagram carries";
   }
   return "unknown error";
 }
@@ -246,12 +290,16 @@ bool IsMalformed(DecodeError error) {
 }
 
 size_t EncodedSize(const PeerSummary& summary, bool authenticated) {
-  return BodyAndHeaderBytes(NodeNameBytesOnWire(summary), summary.metrics.size(), summary.FeatureCount()) +
+  return BodyAndHeaderBytes(HeaderBytes(summary), NodeNameBytesOnWire(summary),
+                            summary.metrics.size(), summary.FeatureCount()) +
          (authenticated ? kPeerWireTagBytes : 0);
 }
 
 size_t MaxFeaturesThatFit(size_t node_name_bytes, size_t metric_count, bool authenticated) {
-  size_t fixed = BodyAndHeaderBytes(std::min(node_name_bytes, kMaxNodeNameBytes), metric_count, 0) +
+  // Room is kept for a full verdict list, so that the features an analyzer
+  // trims its summary to fit whatever verdicts it holds.
+  size_t fixed = BodyAndHeaderBytes(FullHeaderBytes(), std::min(node_name_bytes, kMaxNodeNameBytes),
+                                    metric_count, 0) +
                  (authenticated ? kPeerWireTagBytes : 0);
   return fixed >= kMaxDatagramBytes ? 0 : (kMaxDatagramBytes - fixed) / kPeerWireBytesPerFeature;
 }
@@ -269,6 +317,16 @@ EncodeError EncodeSummary(const PeerSummary& summary, const PeerKey* key, std::v
   out->resize(total_size);
   wire::Writer writer(*out);
   writer.WriteBytes(&header, sizeof(header));
+  if (summary.carries_verdicts) {
+    writer.Write(static_cast<uint8_t>(summary.verdicts.size()));
+    for (size_t i = 1; i < kPeerWireVerdictListBytes; ++i) writer.Write(uint8_t{0});
+  }
+  for (const OpenVerdict& verdict : summary.verdicts) {
+    writer.Write(verdict.server_hash);
+    writer.Write(verdict.resource);
+    writer.Write(verdict.kind);
+    writer.Write(uint16_t{0});
+  }
   writer.WriteBytes(summary.node.data(), node_bytes);
   for (const auto& metric : summary.metrics) {
     writer.Write(static_cast<uint8_t>(metric.metric));
@@ -300,7 +358,7 @@ DecodeResult DecodeSummary(std::span<const uint8_t> datagram, const PeerKey* key
   size_t node_length = header.node_length;
   size_t metric_count = header.metric_count;
   size_t feature_count = header.feature_count.Get();
-  size_t implied = BodyAndHeaderBytes(node_length, metric_count, feature_count) - kPeerWireHeaderBytes + header_size;
+  size_t implied = BodyAndHeaderBytes(header_size, node_length, metric_count, feature_count);
   if (implied != body_end) {
     result.error = DecodeError::kBadCount;
     return result;
@@ -310,6 +368,13 @@ DecodeResult DecodeSummary(std::span<const uint8_t> datagram, const PeerKey* key
     return result;
   }
 
+  PeerSummary& summary = result.decoded.summary;
+  summary.carries_verdicts = HasVerdictList(header.major, header.minor);
+  if (summary.carries_verdicts) {
+    result.error = ReadVerdicts(datagram.subspan(kPeerWireHeaderBytes, header_size - kPeerWireHeaderBytes),
+                                &summary.verdicts);
+    if (!result.ok()) return result;
+  }
   wire::Reader reader(datagram.first(body_end));
   reader.Take(header_size);  // a newer minor's header tail is skipped
   auto node = reader.Take(node_length);
@@ -317,7 +382,6 @@ DecodeResult DecodeSummary(std::span<const uint8_t> datagram, const PeerKey* key
     result.error = DecodeError::kBadNodeName;
     return result;
   }
-  PeerSummary& summary = result.decoded.summary;
   ReadHeaderFields(header, &summary);
   if (!IoMediansFinite(summary.io)) {
     result.error = DecodeError::kNonFiniteValue;
@@ -333,7 +397,8 @@ bool SameSummary(const PeerSummary& a, const PeerSummary& b) {
   auto same_float = [](float x, float y) { return wire::BitsFromFloat(x) == wire::BitsFromFloat(y); };
   if (a.node != b.node || a.boot_id != b.boot_id || a.window != b.window ||
       a.window_end_unix_ms != b.window_end_unix_ms || a.window_ticks != b.window_ticks || a.tick_ms != b.tick_ms ||
-      a.invariant_bits != b.invariant_bits || a.flags != b.flags || a.metrics.size() != b.metrics.size()) {
+      a.invariant_bits != b.invariant_bits || a.flags != b.flags || a.metrics.size() != b.metrics.size() ||
+      a.verdicts != b.verdicts || a.carries_verdicts != b.carries_verdicts) {
     return false;
   }
   if (!same_float(a.io.dread_ms, b.io.dread_ms) || !same_float(a.io.dwrite_ms, b.io.dwrite_ms) ||

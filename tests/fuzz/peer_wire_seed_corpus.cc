@@ -29,6 +29,16 @@ int main(int argc, char** argv) {
     for (bool tagged : {false, true}) {
       PeerSummary summary = testing::MakeSummary(
           {.node = shape.node, .features = shape.features, .metrics = shape.metrics, .seed = seed++});
+      // Open verdicts of as many shapes: none, some, the most a datagram carries;
+      // and one minor-0 datagram, which has no verdict list.
+      size_t verdicts = (seed % 3 == 0) ? kMaxOpenVerdicts : seed % 3;
+      for (size_t i = 0; i < verdicts; ++i) {
+        summary.verdicts.push_back({0x9E3779B97F4A7C15ull * (i + seed), uint8_t(i % 6), uint8_t(i % 4)});
+      }
+      if (shape.features == 1) {
+        summary.verdicts.clear();
+        summary.carries_verdicts = false;
+      }
       std::vector<uint8_t> bytes;
       if (EncodeSummary(summary, tagged ? &fuzzing::FuzzKey() : nullptr, &bytes) != EncodeError::kNone) {
         std::fprintf(stderr, "seed %s could not be encoded\n", shape.node);

@@ -10,6 +10,7 @@
 
 #include "serve/dashboard_page.h"
 #include "serve/http_request.h"
+#include "serve/metrics_exposition.h"
 #include "serve/score_history.h"
 #include "serve/segment_collector.h"
 #include "serve/test_segments.h"
@@ -90,6 +91,42 @@ TEST(dashboard, AnOpenAlarmMarksItsServerLimpingWithItsResourceAndReporters) {
   EXPECT_EQ(page.find("<script"), std::string::npos);
   EXPECT_FALSE(std::regex_search(page, std::regex("(src|href)=\"(https?:)?//"))) << "self-contained";
   EXPECT_NE(page.find("<meta http-equiv=\"refresh\""), std::string::npos);
+}
+
+// An alarm raised before its peers' verdicts came ("1 of 4") and brought up
+// to date by its analyzer in the ring ("4 of 4"): the dashboard and the
+// exposition follow the ring, and the dashboard takes the widest count of
+// the node's analyzers.
+TEST(dashboard, TheClustersAgreementOnAnAlarmIsShownAndFollowedAsItGrows) {
+  TestSegments segments;
+  const shm::SegmentView* first = segments.Create("agree1");
+  const shm::SegmentView* second = segments.Create("agree2");
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  uint64_t now = UnixNowMs();
+  uint64_t sequence = RaiseAlarm(*first, analyzer::AlarmKind::kAnomaly, "s2", shm::Resource::kDisk, 7.5, 3,
+                                 now - 2'000, 1, 4);
+  RaiseAlarm(*second, analyzer::AlarmKind::kAnomaly, "s2", shm::Resource::kDisk, 7.5, 3, now - 2'000, 2, 4);
+  std::set<std::string> own{TestSegments::Name("agree1"), TestSegments::Name("agree2")};
+  SegmentCollector collector(false);
+  Collection before = OwnSegments(collector, own);
+  ScoreHistory history(kTenMinutesMs);
+  std::string page = RenderDashboard(before, history, ExpositionSettings{});
+  EXPECT_NE(page.find(">2 of 4 analyzers<"), std::string::npos) << page;
+  EXPECT_NE(page.find("data-agreeing=\"2\" data-analyzers=\"4\""), std::string::npos) << page;
+
+  ASSERT_TRUE(analyzer::UpdateAlarmAgreement(*first, sequence, 4, 4));
+  Collection after = OwnSegments(collector, own);
+  page = RenderDashboard(after, history, ExpositionSettings{});
+  EXPECT_NE(page.find(">4 of 4 analyzers<"), std::string::npos) << page;
+  std::string metrics = cli::serve::RenderMetrics(after, ExpositionSettings{});
+  std::string series = "limpwatch_alarm_agreeing{reporter=\"" + TestSegments::Name("agree1") +
+                       "\",server=\"s2\",resource=\"disk\",kind=\"anomaly\"} 4";
+  EXPECT_NE(metrics.find(series), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("limpwatch_alarm_analyzers{reporter=\"" + TestSegments::Name("agree2") +
+                         "\",server=\"s2\",resource=\"disk\",kind=\"anomaly\"} 4"),
+            std::string::npos)
+      << metrics;
 }
 
 // Every compared window is a point of its metric's chart, once; the windows

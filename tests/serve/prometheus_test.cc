@@ -247,6 +247,14 @@ TEST(prometheus, AnInjectedDiskFaultReachesARealPrometheusAndTheDashboardInABrow
   std::printf("[   INFO   ] metrics of %s over their threshold: %s\n", faulty.c_str(), over.c_str());
   EXPECT_GT(SeriesCount(over), 0u) << "no score of " << faulty << " over its threshold: " << over;
   EXPECT_EQ(SeriesCount(scored), size_t(kServers)) << scored;
+  // Every reporter hears every other analyzer's open verdicts: its alarm on
+  // the faulty server counts all of them (how many agree is printed).
+  std::string heard = Query(web_port, "max_over_time(limpwatch_alarm_analyzers{server=\"" + faulty + "\"}[5m]) == " +
+                                          std::to_string(kServers));
+  std::string agreeing =
+      Query(web_port, "max(max_over_time(limpwatch_alarm_agreeing{server=\"" + faulty + "\"}[5m]))");
+  std::printf("[   INFO   ] analyzers holding the alarm on %s open, at most: %s\n", faulty.c_str(), agreeing.c_str());
+  EXPECT_GT(SeriesCount(heard), 0u) << "no reporter counted " << kServers << " analyzers: " << heard;
   std::printf("[   INFO   ] fault-free %d s; alarm series of %s in Prometheus %.0f s after the inject, firing "
               "alert %.0f s after; whole run %.0f s\n[   INFO   ] open alarms: %s\n",
               kFaultFreeSeconds, faulty.c_str(), alarm_seconds, alert_seconds,
@@ -276,6 +284,8 @@ TEST(prometheus, AnInjectedDiskFaultReachesARealPrometheusAndTheDashboardInABrow
   std::string row = dom.output.substr(row_start, dom.output.find("</tr>", row_start) - row_start);
   EXPECT_NE(resources.find("disk"), std::string::npos) << row;
   EXPECT_NE(row.find("<polyline"), std::string::npos) << "no score chart in its row: " << row;
+  EXPECT_NE(dom.output.find(" of " + std::to_string(kServers) + " analyzers</td>"), std::string::npos)
+      << "the alarm's row does not count the cluster's analyzers";
   std::string screenshot = cluster.dir() + "/dashboard.png";
   ProgramRun shot = RunProgram(
       "/bin/sh",

@@ -114,8 +114,9 @@ void PublishScores(const shm::SegmentView& view, const std::string& server, cons
   analyzer::PublishScoreStatus(view, window, server, now_unix_ms);
 }
 
-void RaiseAlarm(const shm::SegmentView& view, analyzer::AlarmKind kind, const std::string& server,
-                shm::Resource resource, double score, double threshold, uint64_t time_unix_ms) {
+uint64_t RaiseAlarm(const shm::SegmentView& view, analyzer::AlarmKind kind, const std::string& server,
+                    shm::Resource resource, double score, double threshold, uint64_t time_unix_ms,
+                    uint32_t agreeing, uint32_t analyzers) {
   analyzer::Alarm alarm;
   alarm.kind = kind;
   alarm.server = server;
@@ -126,7 +127,9 @@ void RaiseAlarm(const shm::SegmentView& view, analyzer::AlarmKind kind, const st
   alarm.metrics = kind == analyzer::AlarmKind::kSilent   ? std::vector<std::string>{"silence"}
                   : kind == analyzer::AlarmKind::kErrors ? std::vector<std::string>{"errors"}
                                                          : std::vector<std::string>{"dwrite", "dread"};
-  analyzer::PublishAlarm(view, alarm);
+  for (uint32_t i = 0; i < agreeing; ++i) alarm.agreeing.push_back("analyzer" + std::to_string(i));
+  alarm.analyzers = analyzers;
+  return analyzer::PublishAlarm(view, alarm);
 }
 
 uint64_t UnixNowMs() {

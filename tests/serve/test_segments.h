@@ -56,9 +56,11 @@ void PublishPeers(const shm::SegmentView& view, uint64_t received, uint64_t acce
 // only those of `server` (the segment's own) are kept.
 void PublishScores(const shm::SegmentView& view, const std::string& server, const analyzer::WindowResult& window,
                    uint64_t now_unix_ms);
-// An alarm in the ring, through the analyzer's own PublishAlarm.
-void RaiseAlarm(const shm::SegmentView& view, analyzer::AlarmKind kind, const std::string& server,
-                shm::Resource resource, double score, double threshold, uint64_t time_unix_ms);
+// An alarm in the ring, through the analyzer's own PublishAlarm, held by
+// `agreeing` of `analyzers` (0 of 0: agreement not recorded); returns its sequence.
+uint64_t RaiseAlarm(const shm::SegmentView& view, analyzer::AlarmKind kind, const std::string& server,
+                    shm::Resource resource, double score, double threshold, uint64_t time_unix_ms,
+                    uint32_t agreeing = 0, uint32_t analyzers = 0);
 
 uint64_t UnixNowMs();
 

@@ -1,6 +1,10 @@
-// `limpwatch alarms NAME [--follow] [--json]`: the alarms in a segment's ring.
+// `limpwatch alarms NAME [--follow] [--json]`: the alarms in a segment's ring,
+// each with how many analyzers of the cluster hold it open. With --follow, an
+// alarm is printed again (same sequence) when that count changes.
 #include <cinttypes>
 #include <cstdio>
+#include <map>
+#include <utility>
 
 #include "args.h"
 #include "commands.h"
@@ -36,6 +40,10 @@ std::string FormatAlarm(const analyzer::RingAlarm& alarm, bool json) {
     writer.String(alarm.metrics);
     writer.Field("score", alarm.score);
     writer.Field("threshold", alarm.threshold);
+    if (alarm.analyzers > 0) {
+      writer.Field("agreeing", uint64_t{alarm.reporters});
+      writer.Field("analyzers", uint64_t{alarm.analyzers});
+    }
     writer.Key("top_function_hashes");
     writer.BeginArray();
     for (uint64_t hash : alarm.top_function_hashes) {
@@ -49,9 +57,34 @@ std::string FormatAlarm(const analyzer::RingAlarm& alarm, bool json) {
   }
   char numbers[96];
   std::snprintf(numbers, sizeof numbers, "score %.3g > %.3g", alarm.score, alarm.threshold);
+  std::string agreement;
+  if (alarm.analyzers > 0) {
+    agreement = "  held by " + std::to_string(alarm.reporters) + " of " + std::to_string(alarm.analyzers) + " analyzers";
+  }
   return "#" + std::to_string(alarm.sequence) + " " + FormatLocalTime(alarm.time_ns) + "  server " +
          Printable(alarm.server) + "  resource " + analyzer::ResourceName(alarm.resource) + "  metrics " +
-         Printable(alarm.metrics) + "  " + numbers + "\n";
+         Printable(alarm.metrics) + "  " + numbers + agreement + "\n";
+}
+
+// The agreement each alarm was last printed with, by sequence.
+using PrintedAgreements = std::map<uint64_t, std::pair<uint32_t, uint32_t>>;
+
+void Print(const analyzer::RingAlarm& alarm, bool json, PrintedAgreements* printed) {
+  WriteOut(FormatAlarm(alarm, json));
+  (*printed)[alarm.sequence] = {alarm.reporters, alarm.analyzers};
+}
+
+// Prints again the alarms printed before whose agreement has changed since.
+void PrintChangedAgreements(const shm::SegmentView& view, bool json, PrintedAgreements* printed) {
+  uint64_t last = 0;
+  for (const analyzer::RingAlarm& alarm : analyzer::ReadAlarmRing(view, 0, &last)) {
+    auto found = printed->find(alarm.sequence);
+    if (found == printed->end() || found->second == std::pair(alarm.reporters, alarm.analyzers)) continue;
+    Print(alarm, json, printed);
+  }
+  // Forget what the ring no longer holds.
+  uint64_t capacity = view.header()->alarm_capacity;
+  if (last > capacity) printed->erase(printed->begin(), printed->lower_bound(last - capacity + 1));
 }
 
 }  // namespace
@@ -72,7 +105,8 @@ int RunAlarms(const std::vector<std::string>& args) {
   bool json = parsed.Has("--json");
   uint64_t last = 0;
   std::vector<analyzer::RingAlarm> alarms = analyzer::ReadAlarmRing(reader->view(), 0, &last);
-  for (const auto& alarm : alarms) WriteOut(FormatAlarm(alarm, json));
+  PrintedAgreements printed;
+  for (const auto& alarm : alarms) Print(alarm, json, &printed);
   if (!parsed.Has("--follow")) {
     if (alarms.empty() && !json) WriteOut("no alarms\n");
     return FinishOutput(kExitOk);
@@ -80,7 +114,8 @@ int RunAlarms(const std::vector<std::string>& args) {
   FlushOut();
   StopSignals stop;
   while (!stop.Sleep(0.5)) {
-    for (const auto& alarm : analyzer::ReadAlarmRing(reader->view(), last, &last)) WriteOut(FormatAlarm(alarm, json));
+    PrintChangedAgreements(reader->view(), json, &printed);
+    for (const auto& alarm : analyzer::ReadAlarmRing(reader->view(), last, &last)) Print(alarm, json, &printed);
     if (!FlushOut()) break;
     if (shm::SegmentLiveness(reader->header()) != shm::Liveness::kLive) break;
   }

@@ -44,8 +44,10 @@ constexpr CommandText kCommands[] = {
      "    --exited          also remove segments kept after a normal exit (LIMPWATCH_KEEP)\n"
      "    --dry-run         print what would be removed, remove nothing\n"},
     {"alarms", "limpwatch alarms NAME [--follow] [--json]",
-     "  The alarms in a segment's ring (raised by its in-process analyzer).\n"
-     "    -f, --follow      keep printing new alarms until Ctrl-C or the owner exits\n"
+     "  The alarms in a segment's ring (raised by its in-process analyzer), each with\n"
+     "  how many analyzers of the cluster hold it open (\"held by 4 of 4 analyzers\").\n"
+     "    -f, --follow      keep printing new alarms until Ctrl-C or the owner exits;\n"
+     "                      an alarm is printed again when more (or fewer) hold it\n"
      "    --json            one JSON object per line\n"},
     {"analyze", "limpwatch analyze NAME [-n TICKS]",
      "  Runs the analyzer of a server in this process, on its live segment, with the\n"

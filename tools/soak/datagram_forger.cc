@@ -9,6 +9,7 @@ namespace {
 // Offsets of the fixed header (analyzer/peer_wire.h).
 constexpr size_t kMajorOffset = 4;
 constexpr size_t kOldestMajorOffset = 6;
+constexpr size_t kHeaderSizeOffset = 8;
 constexpr size_t kTotalSizeOffset = 10;
 constexpr size_t kFeatureCountOffset = 14;
 constexpr size_t kFirstMedianOffset = 52;
@@ -50,8 +51,11 @@ void DatagramForger::Sign(std::vector<uint8_t>* datagram) const {
 std::vector<uint8_t> DatagramForger::Forge(analyzer::DecodeError refusal, std::mt19937_64& random) const {
   using analyzer::DecodeError;
   std::vector<uint8_t> datagram = Genuine(random, &key_);
-  // The first metric's block: id (1), count (2), then {key (4), value (2)}.
-  size_t metric_at = kHeaderBytes + kForgedNodeLength;
+  // The node name starts at header_size (the fixed header, then since wire
+  // minor 1 the verdict list); then the first metric's block: id (1), count
+  // (2), then {key (4), value (2)}.
+  size_t node_at = datagram[kHeaderSizeOffset] | size_t{datagram[kHeaderSizeOffset + 1]} << 8;
+  size_t metric_at = node_at + kForgedNodeLength;
   switch (refusal) {
     case DecodeError::kTruncated:
       datagram.resize(kHeaderBytes / 2);
@@ -77,7 +81,7 @@ std::vector<uint8_t> DatagramForger::Forge(analyzer::DecodeError refusal, std::m
       datagram[kFeatureCountOffset] = uint8_t(datagram[kFeatureCountOffset] + 1);
       break;
     case DecodeError::kBadNodeName:
-      datagram[kHeaderBytes] = 0x01;
+      datagram[node_at] = 0x01;
       break;
     case DecodeError::kBadMetric:
       datagram[metric_at] = 200;

@@ -25,7 +25,21 @@ void AlarmTally::Update(const shm::SegmentView& segment) {
       series.threshold = alarm.threshold;
       series.metrics = alarm.metrics;
       series.top_function_hashes = alarm.top_function_hashes;
+      series.sequence = alarm.sequence;
+      series.agreeing = alarm.reporters;
+      series.analyzers = alarm.analyzers;
     }
+  }
+  for (auto& [labels, series] : series_) {
+    if (series.sequence == 0) continue;
+    uint32_t agreeing = 0;
+    uint32_t analyzers = 0;
+    if (!analyzer::ReadAlarmAgreement(segment, series.sequence, &agreeing, &analyzers)) {
+      series.sequence = 0;  // overwritten: what was read last stays
+      continue;
+    }
+    series.agreeing = agreeing;
+    series.analyzers = analyzers;
   }
 }
 

@@ -36,6 +36,12 @@ struct AlarmSeries {
   double threshold = 0;
   std::string metrics;                       // of the newest one: "dread,time"
   std::vector<uint64_t> top_function_hashes;  // of the newest one, most affected first
+  // The newest one's place in the ring and how many analyzers of the cluster
+  // hold it open, of how many (0 of 0: not recorded); read again at every
+  // update, as the analyzer stores it again while its peers' verdicts arrive.
+  uint64_t sequence = 0;
+  uint32_t agreeing = 0;
+  uint32_t analyzers = 0;
 };
 
 // Whether the newest alarm of a series is still open at `now_ns`: within

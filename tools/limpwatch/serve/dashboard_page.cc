@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "format.h"
@@ -97,6 +98,10 @@ struct OpenAlarm {
   std::set<std::string> reporters;
   AlarmSeries newest;
   std::string reporter_of_newest;
+  // The widest agreement any of the node's analyzers knows of, over the
+  // cluster (verdict_board.h): 0 of 0 when none records it.
+  uint32_t agreeing = 0;
+  uint32_t analyzers = 0;
 };
 
 // Open alarms merged over the node's reporters: one row per indicted server,
@@ -109,6 +114,10 @@ std::vector<OpenAlarm> OpenAlarms(const Collection& collection, double open_seco
       OpenAlarm& alarm = open[labels];
       alarm.labels = labels;
       alarm.reporters.insert(segment.server);
+      if (std::pair(series.analyzers, series.agreeing) > std::pair(alarm.analyzers, alarm.agreeing)) {
+        alarm.agreeing = series.agreeing;
+        alarm.analyzers = series.analyzers;
+      }
       if (series.last_time_ns >= alarm.newest.last_time_ns) {
         alarm.newest = series;
         alarm.reporter_of_newest = segment.server;
@@ -177,11 +186,17 @@ std::string AlarmSection(const Collection& collection, const std::vector<OpenAla
   for (const OpenAlarm& alarm : alarms) {
     std::string reporters;
     for (const std::string& reporter : alarm.reporters) reporters += (reporters.empty() ? "" : ", ") + reporter;
+    // The cluster's agreement when the analyzers record it, else what this node's own analyzers say.
+    std::string agreement =
+        alarm.analyzers > 0
+            ? std::to_string(alarm.agreeing) + " of " + std::to_string(alarm.analyzers) + " analyzers"
+            : std::to_string(alarm.reporters.size()) + " of " + std::to_string(analyzers) + " on this node";
     html += "<tr class=\"alarm\" data-server=\"" + EscapeHtml(alarm.labels.server) + "\" data-resource=\"" +
-            EscapeHtml(alarm.labels.resource) + "\"><td>" + EscapeHtml(alarm.labels.server) + "</td><td>" +
-            EscapeHtml(alarm.labels.resource) + "</td><td>" + EscapeHtml(alarm.labels.kind) + "</td><td title=\"" +
-            EscapeHtml(reporters) + "\">" + std::to_string(alarm.reporters.size()) + " of " +
-            std::to_string(analyzers) + " on this node</td><td>" + EscapeHtml(alarm.newest.metrics) +
+            EscapeHtml(alarm.labels.resource) + "\" data-agreeing=\"" + std::to_string(alarm.agreeing) +
+            "\" data-analyzers=\"" + std::to_string(alarm.analyzers) + "\"><td>" + EscapeHtml(alarm.labels.server) +
+            "</td><td>" + EscapeHtml(alarm.labels.resource) + "</td><td>" + EscapeHtml(alarm.labels.kind) +
+            "</td><td title=\"on this node: " + EscapeHtml(reporters) + "\">" + agreement + "</td><td>" +
+            EscapeHtml(alarm.newest.metrics) +
             "</td><td class=\"num\">" + Number(alarm.newest.score, 2) + " / " + Number(alarm.newest.threshold, 2) +
             "</td><td>" + EscapeHtml(TopFunctionNames(collection, alarm)) + "</td><td>" +
             EscapeHtml(FormatLocalTime(alarm.newest.last_time_ns)) + "</td></tr>\n";

@@ -75,6 +75,8 @@ struct Families {
   MetricFamily& alarms_raised;
   MetricFamily& alarms;
   MetricFamily& alarm_open;
+  MetricFamily& alarm_agreeing;
+  MetricFamily& alarm_analyzers;
   MetricFamily& score;
   MetricFamily& score_threshold;
   MetricFamily& score_ratio;
@@ -235,6 +237,14 @@ Families::Families(Exposition* page)
       alarm_open(page->Declare("limpwatch_alarm_open", MetricType::kGauge,
                                "1 while the newest alarm of these labels is recent (see --open-seconds), else 0.",
                                {"reporter", "server", "resource", "kind"})),
+      alarm_agreeing(page->Declare("limpwatch_alarm_agreeing", MetricType::kGauge,
+                                   "How many analyzers of the cluster hold the newest alarm of these labels open, "
+                                   "the reporter included, as the reporter last heard (absent before layout 1.12).",
+                                   {"reporter", "server", "resource", "kind"})),
+      alarm_analyzers(page->Declare("limpwatch_alarm_analyzers", MetricType::kGauge,
+                                    "Of how many analyzers the reporter had word when it last counted them (its "
+                                    "peers not silent that send their verdicts, and itself).",
+                                    {"reporter", "server", "resource", "kind"})),
       score(page->Declare("limpwatch_score", MetricType::kGauge,
                           "The analyzer's score of the server for one compared metric, in the newest window it "
                           "compared (calibrated rule: evidence in nats; seed rule: distance to the peers).",
@@ -455,6 +465,10 @@ void AddAlarms(Families& f, const ServedSegment& segment, uint64_t now_ns, doubl
     bool open = IsOpen(series, now_ns, open_seconds);
     f.alarms.Add(values, series.count);
     f.alarm_open.Add(values, uint64_t{open ? 1u : 0u});
+    if (series.analyzers > 0) {
+      f.alarm_agreeing.Add(values, uint64_t{series.agreeing});
+      f.alarm_analyzers.Add(values, uint64_t{series.analyzers});
+    }
     f.alarm_score.Add(values, series.score);
     f.alarm_threshold.Add(values, series.threshold);
     f.alarm_last_time.Add(values, double(series.last_time_ns) / 1e9);

@@ -55,14 +55,24 @@ struct Alarm {
   // words why the resource is the one named (or that the evidence is mixed).
   std::vector<AlarmEvidence> evidence;
   std::string reason;
+  // The analyzers that held the same alarm (server, resource, kind) open when
+  // it was raised, the reporter among them, and how many analyzers' word was
+  // known then (verdict_board.h); analyzers 0: not known (offline diagnosis).
+  std::vector<std::string> agreeing;
+  uint32_t analyzers = 0;
 };
 
 const char* AlarmKindName(AlarmKind kind);
 std::string AlarmToJson(const Alarm& alarm);
 std::string AlarmToLogLine(const Alarm& alarm);
 
-// Appends an alarm to a segment's alarm ring (single writer: the analyzer).
-void PublishAlarm(const shm::SegmentView& segment, const Alarm& alarm);
+// Appends an alarm to a segment's alarm ring (single writer: the analyzer)
+// and returns its sequence.
+uint64_t PublishAlarm(const shm::SegmentView& segment, const Alarm& alarm);
+
+// Stores how many analyzers hold the ring's alarm `sequence` open, of how
+// many; false when the ring has overwritten it since.
+bool UpdateAlarmAgreement(const shm::SegmentView& segment, uint64_t sequence, uint32_t reporters, uint32_t analyzers);
 
 // Reads the alarms of a segment's ring with sequence > after_sequence, in
 // order; sets *last_sequence to the newest sequence seen.
@@ -76,7 +86,13 @@ struct RingAlarm {
   std::string metrics;
   std::vector<uint64_t> top_function_hashes;
   std::optional<AlarmKind> kind;  // none in a segment older than 1.10
+  uint32_t reporters = 0;  // analyzers holding it open, of `analyzers`; 0 of 0: not recorded (before 1.12)
+  uint32_t analyzers = 0;
 };
+// The agreement now stored with the ring's alarm `sequence`; false when the
+// ring no longer holds it.
+bool ReadAlarmAgreement(const shm::SegmentView& segment, uint64_t sequence, uint32_t* reporters, uint32_t* analyzers);
+
 std::vector<RingAlarm> ReadAlarmRing(const shm::SegmentView& segment, uint64_t after_sequence,
                                      uint64_t* last_sequence);
 

@@ -24,6 +24,7 @@
 #include "limpwatch/analyzer/name_book.h"
 #include "limpwatch/analyzer/node_pipeline.h"
 #include "limpwatch/analyzer/trace_file.h"
+#include "limpwatch/analyzer/verdict_board.h"
 #include "limpwatch/shm/snapshot.h"
 
 namespace limpwatch::analyzer {
@@ -90,6 +91,9 @@ class AnalyzerLoop {
  private:
   void TickOrThrow(const shm::SegmentView& segment, const std::string& object_name, bool publish_alarms);
   void Raise(const Alarm& alarm, const shm::SegmentView& segment, bool publish_alarms);
+  // Stores in the ring how many analyzers now hold each of this analyzer's
+  // open alarms, logging each change; forgets the alarms that closed.
+  void RefreshAgreements(const shm::SegmentView& segment);
   void PublishHealth(const shm::SegmentView& segment) const;
   // Counts the tick boundaries passed since the previous tick beyond the
   // one expected (the previous tick, or the process, ran late).
@@ -109,6 +113,14 @@ class AnalyzerLoop {
   uint64_t ticks_missed_ = 0;
   uint64_t last_tick_boundary_ = 0;  // 0: no tick yet
   std::vector<Alarm> alarms_;
+  VerdictBoard verdicts_;
+  struct PublishedAlarm {
+    uint64_t sequence = 0;  // in the segment's ring
+    Alarm alarm;
+    uint32_t agreeing = 0;  // as last stored
+    uint32_t analyzers = 0;
+  };
+  std::vector<PublishedAlarm> open_alarms_;
   // LIMPWATCH_ALARMS, opened at start and kept: a server out of descriptors
   // (EMFILE) is one the alarms are about, and must still be able to append;
   // and appended to without waiting for a disk that may be the fault.

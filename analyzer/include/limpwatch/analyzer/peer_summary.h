@@ -52,6 +52,17 @@ struct IoMedians {
   float request_bytes_per_s = 0;  // socket bytes in + out (seed 003's req)
 };
 
+// One server the sending analyzer holds an alarm open against (wire minor
+// 1): how the analyzers of a cluster learn which of them agree, so that an
+// alarm can say "reported by 4 of 4" on every node (verdict_board.h).
+struct OpenVerdict {
+  uint64_t server_hash = 0;  // shm::FunctionNameHash of the indicted server's name
+  uint8_t resource = 0;      // shm::Resource; a value this reader does not know stands for unknown
+  uint8_t kind = 0;          // AlarmKind
+  bool operator==(const OpenVerdict&) const = default;
+};
+inline constexpr size_t kMaxOpenVerdicts = 8;  // the newest ones, when an analyzer holds more
+
 struct PeerSummary {
   std::string node;             // the server's name (at most 47 bytes on the wire)
   uint64_t boot_id = 0;         // random per process start: a restarted peer is a new stream
@@ -63,6 +74,10 @@ struct PeerSummary {
   uint32_t flags = 0;           // reserved, 0
   IoMedians io;
   std::vector<MetricFeatures> metrics;
+  // The sender's open verdicts, at most kMaxOpenVerdicts. `carries_verdicts`
+  // is false for a sender of wire minor 0, whose silence is no verdict.
+  std::vector<OpenVerdict> verdicts;
+  bool carries_verdicts = true;
 
   size_t FeatureCount() const {
     size_t count = 0;

@@ -35,10 +35,11 @@
 //   ------  ----  -----------------------------------------------------------
 //        0     4  magic "LWPS"
 //        4     1  major version (1)
-//        5     1  minor version (0)
+//        5     1  minor version (1; 0 had no verdict list)
 //        6     1  oldest major version able to read this datagram (1)
 //        7     1  tag kind: 0 none, 1 HMAC-SHA256/128
-//        8     2  header_size: bytes from offset 0 to the node name (72)
+//        8     2  header_size: bytes from offset 0 to the node name
+//                 (minor 0: 72; minor 1: 76 + 12 x verdict_count)
 //       10     2  total_size: the whole datagram, tag included
 //       12     1  node_length (1..47)
 //       13     1  metric_count
@@ -52,6 +53,10 @@
 //       48     4  flags
 //       52    20  io: dread_ms, dwrite_ms, nsread_ms, ncread_ms,
 //                 request_bytes_per_s (binary32 bits each)
+//   since minor 1, the sender's open verdicts (peer_summary.h OpenVerdict):
+//       72     1  verdict_count (0..8)
+//       73     3  reserved, 0
+//       76  12*n  n x { server_hash uint64, resource uint8, kind uint8, 2 reserved }
 //   header_size      node name: node_length bytes of printable ASCII
 //     then, metric_count times:
 //                 1  metric (Metric), each at most once
@@ -62,7 +67,9 @@
 //   +------+--+--+--+--+----+----+--+--+----+---------- ... -----------+
 //   | LWPS |Mj|Mn|Ol|Tg|hdr |tot |nl|mc|fcnt| boot, window, times, bits |
 //   +------+--+--+--+--+----+----+--+--+----+---------- ... -----------+
-//   | io medians (5 x f32)                  | node name (nl bytes)      |
+//   | io medians (5 x f32)                  |vc|rsv | verdicts (12 x vc)|
+//   +---------------------------------------+--+----+-------------------+
+//   | node name (nl bytes)                                              |
 //   +--+-----+-------+----+-------+----+----+---------------------------+
 //   |m |cnt  | key   |val | key   |val | ...   (per metric)            |
 //   +--+-----+-------+----+-------+----+----------------+---------------+
@@ -82,9 +89,11 @@
 namespace limpwatch::analyzer {
 
 inline constexpr uint8_t kPeerWireMajor = 1;
-inline constexpr uint8_t kPeerWireMinor = 0;
+inline constexpr uint8_t kPeerWireMinor = 1;
 inline constexpr uint8_t kPeerWireOldestReadableMajor = 1;  // the oldest major this reader decodes
-inline constexpr size_t kPeerWireHeaderBytes = 72;
+inline constexpr size_t kPeerWireHeaderBytes = 72;        // the fixed header of minor 0
+inline constexpr size_t kPeerWireVerdictListBytes = 4;    // minor 1: count and reserved bytes
+inline constexpr size_t kPeerWireBytesPerVerdict = 12;
 inline constexpr size_t kPeerWireTagBytes = 16;
 inline constexpr size_t kPeerWireBytesPerFeature = 6;
 inline constexpr size_t kPeerWireBytesPerMetric = 3;
@@ -98,6 +107,7 @@ enum class EncodeError : uint8_t {
   kBadMetric,       // an unknown Metric value, or one metric listed twice
   kUnsortedKeys,    // a metric's keys are not strictly rising
   kNonFiniteValue,  // NaN or infinity in a feature or an I/O median
+  kTooManyVerdicts, // more than kMaxOpenVerdicts, or any without carries_verdicts
 };
 
 // Why a datagram was not accepted. The decoder returns kTruncated ..
@@ -110,7 +120,7 @@ enum class DecodeError : uint8_t {
   kBadMagic,           // not a limpwatch peer summary
   kForeignVersion,     // a format version this reader cannot read
   kBadLength,          // header_size / total_size inconsistent, or trailing bytes
-  kBadCount,           // node, metric or feature counts that overrun the datagram or disagree
+  kBadCount,           // node, metric, feature or verdict counts that overrun the datagram or disagree
   kBadNodeName,        // empty or non-printable node name
   kBadMetric,          // unknown or repeated metric
   kUnsortedKeys,       // feature keys not strictly rising (unsorted or duplicated)
@@ -155,7 +165,8 @@ size_t EncodedSize(const PeerSummary& summary, bool authenticated);
 // The most features a datagram holds for this node-name length and metric count.
 size_t MaxFeaturesThatFit(size_t node_name_bytes, size_t metric_count, bool authenticated);
 
-// Encodes `summary` into *out (replacing its contents; the capacity is reused,
+// Encodes `summary` into *out, as minor 1, or as minor 0 when it carries no
+// verdict list (carries_verdicts false: it came from a minor-0 sender) (replacing its contents; the capacity is reused,
 // so a caller that keeps the vector does not allocate per window). A node
 // name longer than kMaxNodeNameBytes is truncated to it. With a key the
 // datagram carries its tag. On error *out is left empty. Thread-safe.

@@ -65,7 +65,7 @@ namespace limpwatch::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x544e454d47455357ull;  // "WSEGMENT" little-endian
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 11;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
+inline constexpr uint16_t kVersionMinor = 12;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
                                               // 2: IoBlock socket_reads + untimed_calls, NodeMetricsRecord disk_*
                                               // 3: ProcessCounters selections_applied, selection_errors,
                                               //    functions_unselected
@@ -81,6 +81,7 @@ inline constexpr uint16_t kVersionMinor = 11;  // 1: SampleTableHeader node_samp
                                               //     AlarmRecord kind, ProcessCounters
                                               //     calls_during_hooks, calls_during_hooks_lost
                                               // 11: ScoreStatusBlock in the header page
+                                              // 12: AlarmRecord agreement
 inline constexpr uint16_t kEndianMark = 0x0102;
 inline constexpr uint32_t kHeaderSize = 4096;
 
@@ -366,8 +367,19 @@ struct AlarmRecord {
   char metrics[kNameSize];     // metric names, comma separated
   uint64_t top_function_hashes[kAlarmTopFunctions];
   uint32_t kind;               // the analyzer's AlarmKind + 1 (since 1.10); 0: not recorded
-  uint32_t reserved;
+  // Since 1.12: how many analyzers of the cluster hold this alarm open (low
+  // 16 bits, this one included) of how many whose word this analyzer has
+  // (high 16 bits). Stored again by the analyzer, alone, each window while
+  // the alarm is open, as its peers' verdicts arrive; 0: not recorded.
+  std::atomic<uint32_t> agreement;
 };
+
+constexpr uint32_t PackAgreement(uint32_t reporters, uint32_t analyzers) {
+  auto clamp = [](uint32_t value) { return value > 0xFFFF ? 0xFFFFu : value; };
+  return clamp(reporters) | (clamp(analyzers) << 16);
+}
+constexpr uint32_t AgreementReporters(uint32_t agreement) { return agreement & 0xFFFF; }
+constexpr uint32_t AgreementAnalyzers(uint32_t agreement) { return agreement >> 16; }
 
 struct AlarmRingHeader {
   std::atomic<uint64_t> next_sequence;  // sequence of the next alarm to be written

@@ -1,5 +1,6 @@
 #include "limpwatch/analyzer/peer_config.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "host_port.h"
@@ -77,6 +78,21 @@ void FindSelf(const PeerConfigSources& sources, bool from_peer_list, PeerConfig*
   }
 }
 
+void ReadGroupSize(const PeerConfigSources& sources, PeerConfig* config) {
+  std::string_view text = TrimWhitespace(sources.group_size);
+  if (text.empty()) return;
+  size_t size = 0;
+  bool digits = text.size() <= 6 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (digits) size = std::stoul(std::string(text));
+  if (!digits || size < kMinGroupSize || size > kMaxGroupSize || size % 2 != 0) {
+    config->errors.push_back("LIMPWATCH_PEER_GROUP_SIZE='" + sources.group_size + "' is not an even number from " +
+                             std::to_string(kMinGroupSize) + " to " + std::to_string(kMaxGroupSize) + "; using " +
+                             std::to_string(kDefaultGroupSize));
+    return;
+  }
+  config->group_size = size;
+}
+
 }  // namespace
 
 PeerConfigSources PeerConfigSources::FromEnvironment() {
@@ -88,14 +104,20 @@ PeerConfigSources PeerConfigSources::FromEnvironment() {
   sources.port_offset = Variable("LIMPWATCH_PEER_PORT_OFFSET");
   sources.alias_ports = Variable("LIMPWATCH_PEER_PORTS");
   sources.bind = Variable("LIMPWATCH_PEER_BIND");
+  sources.group_size = Variable("LIMPWATCH_PEER_GROUP_SIZE");
   return sources;
 }
 
 std::vector<PeerEndpoint> PeerConfig::Peers() const {
   std::vector<PeerEndpoint> peers;
-  for (size_t i = 0; i < servers.size(); ++i) {
-    if (!self || i != *self) peers.push_back(servers[i]);
+  if (!self) {
+    peers = servers;
+    return peers;
   }
+  std::vector<std::string> names;
+  names.reserve(servers.size());
+  for (const PeerEndpoint& server : servers) names.push_back(server.name);
+  for (size_t index : ComparisonGroup(names, *self, group_size)) peers.push_back(servers[index]);
   return peers;
 }
 
@@ -159,6 +181,7 @@ PeerConfig LoadPeerConfig(const PeerConfigSources& sources) {
       config.servers = ParsePvfsAliases(sources.pvfs_config, rule, &config.errors);
     }
     FindSelf(sources, from_peer_list, &config);
+    ReadGroupSize(sources, &config);
   } catch (const std::exception& exception) {
     config.errors.push_back(std::string("peer configuration: ") + exception.what());
   }

@@ -39,6 +39,7 @@ class PeerTransport::Impl {
         table_({}, MonotonicNowNs()) {}
 
   bool keyed() const { return options_.key.has_value(); }
+  size_t cluster_servers() const { return options_.cluster_servers; }
 
   bool SetPeers(std::vector<PeerEndpoint> peers, std::string* error) {
     std::vector<DatagramDestination> destinations;
@@ -213,6 +214,7 @@ std::unique_ptr<PeerTransport> PeerTransport::CreateFromEnvironment(std::vector<
     PeerTransportOptions options;
     options.bind = *bind;
     options.peers = config.Peers();
+    options.cluster_servers = config.servers.size();
     options.key = std::move(key);
     auto transport = Create(std::move(options), &error);
     if (!transport) problems->push_back("peer exchange disabled: " + error);
@@ -259,5 +261,6 @@ const std::string& PeerTransport::fallback_reason() const { return impl_->fallba
 bool PeerTransport::io_uring_refused() const { return impl_->io_uring_refused(); }
 PeerAddress PeerTransport::local_address() const { return impl_->channel().local_address(); }
 bool PeerTransport::authenticated() const { return impl_->keyed(); }
+size_t PeerTransport::cluster_servers() const { return impl_->cluster_servers(); }
 
 }  // namespace limpwatch::analyzer

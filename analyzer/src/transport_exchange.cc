@@ -31,7 +31,12 @@ class TransportExchange : public SummaryExchange {
       names += (index == 0 ? "" : ", ") + peers[index].endpoint.name;
     }
     if (peers.size() > kPeersNamed) names += ", and " + std::to_string(peers.size() - kPeersNamed) + " more";
-    return std::to_string(peers.size()) + " (" + names + ") over " + IoPathName(transport_->io_path()) + " on " +
+    std::string group;
+    if (transport_->cluster_servers() > peers.size() + 1) {
+      group = ", the comparison group of " + std::to_string(peers.size()) + " among the cluster's " +
+              std::to_string(transport_->cluster_servers()) + " servers";
+    }
+    return std::to_string(peers.size()) + " (" + names + group + ") over " + IoPathName(transport_->io_path()) + " on " +
            transport_->local_address().ToString() + (transport_->authenticated() ? ", authenticated" : ", no key");
   }
 

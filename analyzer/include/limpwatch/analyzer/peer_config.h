@@ -36,6 +36,8 @@
 #include <string_view>
 #include <vector>
 
+#include "limpwatch/analyzer/comparison_group.h"
+
 #include "limpwatch/analyzer/peer_address.h"
 
 namespace limpwatch::analyzer {
@@ -60,6 +62,7 @@ struct PeerConfigSources {
   std::string port_offset;  // LIMPWATCH_PEER_PORT_OFFSET
   std::string alias_ports;  // LIMPWATCH_PEER_PORTS
   std::string bind;         // LIMPWATCH_PEER_BIND
+  std::string group_size;   // LIMPWATCH_PEER_GROUP_SIZE
 
   static PeerConfigSources FromEnvironment();
 };
@@ -68,9 +71,12 @@ struct PeerConfig {
   std::vector<PeerEndpoint> servers;  // every server, this one included, in file order
   std::optional<size_t> self;         // this server's index in `servers`
   std::optional<PeerAddress> bind_override;
+  size_t group_size = kDefaultGroupSize;  // comparison_group.h
   std::vector<std::string> errors;    // one line each
 
-  // The servers to send to: all but this one.
+  // The servers to send to and compare with: this one's comparison group
+  // (comparison_group.h), which is every other server in a cluster of at
+  // most group_size + 1; all but this one when this one is not known.
   std::vector<PeerEndpoint> Peers() const;
   // Where to bind: the override, else this server's own address; nullopt
   // when neither is known.

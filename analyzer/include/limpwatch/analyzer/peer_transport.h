@@ -49,6 +49,9 @@ struct PeerTransportOptions {
   bool accept_unknown_senders = false;  // accept sources outside `peers` (they get no liveness entry)
   size_t max_tracked_senders = ReplayGuard::kDefaultMaxSenders;
   size_t max_datagrams_per_poll = 256;  // bounds the work of one Poll
+  // Every configured server, this one included; more than peers + 1 when the
+  // peers are this server's comparison group (comparison_group.h). 0: not known.
+  size_t cluster_servers = 0;
 };
 
 struct ReceivedSummary {
@@ -103,6 +106,7 @@ class PeerTransport {
   bool io_uring_refused() const;  // wanted (kAuto, LIMPWATCH_IO_URING not off), and the kernel refused it
   PeerAddress local_address() const;
   bool authenticated() const;  // datagrams are tagged and checked with a key
+  size_t cluster_servers() const;  // PeerTransportOptions::cluster_servers
 
  private:
   class Impl;

@@ -108,6 +108,11 @@ std::string AlarmToJson(const Alarm& alarm) {
   return json + "}";
 }
 
+std::string HeldByText(size_t agreeing, uint32_t analyzers, const std::vector<std::string>& names) {
+  std::string text = "held by " + std::to_string(agreeing) + " of " + std::to_string(analyzers) + " analyzers";
+  return names.empty() ? text : text + ": " + Joined(names, " ");
+}
+
 std::string AlarmToLogLine(const Alarm& alarm) {
   char numbers[96];
   std::snprintf(numbers, sizeof numbers, "score %.3g > threshold %.3g", alarm.score, alarm.threshold);
@@ -121,10 +126,7 @@ std::string AlarmToLogLine(const Alarm& alarm) {
   if (!errors || alarm.resource != shm::Resource::kUnknown) what += std::string(" on ") + ResourceName(alarm.resource);
   std::string line = std::string("ALARM ") + AlarmKindName(alarm.kind) + ": server " + alarm.server + what + " (" + Joined(alarm.metrics, ",") + ", " + numbers +
                      ", window " + std::to_string(alarm.window) + ", reported by " + alarm.reporter;
-  if (alarm.analyzers > 0) {
-    line += ", held by " + std::to_string(alarm.agreeing.size()) + " of " + std::to_string(alarm.analyzers) +
-            " analyzers: " + Joined(alarm.agreeing, " ");
-  }
+  if (alarm.analyzers > 0) line += ", " + HeldByText(alarm.agreeing.size(), alarm.analyzers, alarm.agreeing);
   line += ")";
   // Calibrated alarms say why the resource is the one named.
   if (!alarm.reason.empty()) line += "; why: " + alarm.reason;
@@ -167,17 +169,45 @@ bool UpdateAlarmAgreement(const shm::SegmentView& segment, uint64_t sequence, ui
   return true;
 }
 
+namespace {
+
+// Copies the ring's record of `sequence` into *alarm; false when it has been
+// overwritten or is being written (the sequence changed under the copy).
+bool CopyRingRecord(const shm::SegmentView& segment, uint64_t sequence, RingAlarm* alarm) {
+  const shm::AlarmRecord* record = segment.alarm(sequence);
+  if (record->sequence.load(std::memory_order_acquire) != sequence) return false;
+  alarm->sequence = sequence;
+  alarm->time_ns = record->time_ns;
+  alarm->resource = static_cast<shm::Resource>(record->resource);
+  alarm->score = record->score;
+  alarm->threshold = record->threshold;
+  alarm->server.assign(record->server, strnlen(record->server, sizeof record->server));
+  alarm->metrics.assign(record->metrics, strnlen(record->metrics, sizeof record->metrics));
+  alarm->top_function_hashes.clear();
+  for (uint64_t hash : record->top_function_hashes) {
+    if (hash != 0) alarm->top_function_hashes.push_back(hash);
+  }
+  alarm->kind.reset();
+  if (record->kind >= 1 && record->kind <= static_cast<uint32_t>(AlarmKind::kErrors) + 1) {
+    alarm->kind = static_cast<AlarmKind>(record->kind - 1);
+  }
+  uint32_t agreement = record->agreement.load(std::memory_order_acquire);
+  alarm->reporters = shm::AgreementReporters(agreement);
+  alarm->analyzers = shm::AgreementAnalyzers(agreement);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return record->sequence.load(std::memory_order_relaxed) == sequence;
+}
+
+}  // namespace
+
 bool ReadAlarmAgreement(const shm::SegmentView& segment, uint64_t sequence, uint32_t* reporters,
                         uint32_t* analyzers) {
   uint64_t newest = segment.alarm_ring()->next_sequence.load(std::memory_order_acquire);
   if (sequence == 0 || sequence > newest) return false;
-  const shm::AlarmRecord* record = segment.alarm(sequence);
-  if (record->sequence.load(std::memory_order_acquire) != sequence) return false;
-  uint32_t agreement = record->agreement.load(std::memory_order_acquire);
-  std::atomic_thread_fence(std::memory_order_acquire);
-  if (record->sequence.load(std::memory_order_relaxed) != sequence) return false;
-  *reporters = shm::AgreementReporters(agreement);
-  *analyzers = shm::AgreementAnalyzers(agreement);
+  RingAlarm alarm;
+  if (!CopyRingRecord(segment, sequence, &alarm)) return false;
+  *reporters = alarm.reporters;
+  *analyzers = alarm.analyzers;
   return true;
 }
 
@@ -194,29 +224,8 @@ std::vector<RingAlarm> ReadAlarmRing(const shm::SegmentView& segment, uint64_t a
   // (a segment a reader cannot trust) would wrap the loop around forever.
   uint64_t count = newest - first + 1;  // at most the capacity
   for (uint64_t index = 0; index < count; ++index) {
-    uint64_t sequence = first + index;
-    const shm::AlarmRecord* record = segment.alarm(sequence);
-    if (record->sequence.load(std::memory_order_acquire) != sequence) continue;  // overwritten or being written
     RingAlarm alarm;
-    alarm.sequence = sequence;
-    alarm.time_ns = record->time_ns;
-    alarm.resource = static_cast<shm::Resource>(record->resource);
-    alarm.score = record->score;
-    alarm.threshold = record->threshold;
-    alarm.server.assign(record->server, strnlen(record->server, sizeof record->server));
-    alarm.metrics.assign(record->metrics, strnlen(record->metrics, sizeof record->metrics));
-    for (uint64_t hash : record->top_function_hashes) {
-      if (hash != 0) alarm.top_function_hashes.push_back(hash);
-    }
-    if (record->kind >= 1 && record->kind <= static_cast<uint32_t>(AlarmKind::kErrors) + 1) {
-      alarm.kind = static_cast<AlarmKind>(record->kind - 1);
-    }
-    uint32_t agreement = record->agreement.load(std::memory_order_acquire);
-    alarm.reporters = shm::AgreementReporters(agreement);
-    alarm.analyzers = shm::AgreementAnalyzers(agreement);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (record->sequence.load(std::memory_order_relaxed) != sequence) continue;
-    alarms.push_back(std::move(alarm));
+    if (CopyRingRecord(segment, first + index, &alarm)) alarms.push_back(std::move(alarm));
   }
   return alarms;
 }

@@ -223,19 +223,16 @@ void AnalyzerLoop::TickOrThrow(const shm::SegmentView& segment, const std::strin
 
 void AnalyzerLoop::RefreshAgreements(const shm::SegmentView& segment) {
   std::erase_if(open_alarms_, [&](PublishedAlarm& published) {
-    const Alarm& alarm = published.alarm;
-    if (!verdicts_.HoldsOpen(alarm.server, alarm.resource, alarm.kind)) return true;
-    Agreement agreement = verdicts_.On(alarm.server, alarm.resource, alarm.kind);
+    if (!verdicts_.HoldsOpen(published.server, published.resource, published.kind)) return true;
+    Agreement agreement = verdicts_.On(published.server, published.resource, published.kind);
     auto agreeing = uint32_t(agreement.agreeing.size());
     if (agreeing == published.agreeing && agreement.analyzers == published.analyzers) return false;
     if (!UpdateAlarmAgreement(segment, published.sequence, agreeing, agreement.analyzers)) return true;
     published.agreeing = agreeing;
     published.analyzers = agreement.analyzers;
-    std::string names;
-    for (const std::string& name : agreement.agreeing) names += " " + name;
-    setup_.log("analyzer: alarm #" + std::to_string(published.sequence) + " (server " + alarm.server + ", " +
-               ResourceName(alarm.resource) + ", " + AlarmKindName(alarm.kind) + ") now held by " +
-               std::to_string(agreeing) + " of " + std::to_string(agreement.analyzers) + " analyzers:" + names);
+    setup_.log("analyzer: alarm #" + std::to_string(published.sequence) + " (server " + published.server + ", " +
+               ResourceName(published.resource) + ", " + AlarmKindName(published.kind) + ") now " +
+               HeldByText(agreeing, agreement.analyzers, agreement.agreeing));
     return false;
   });
 }
@@ -257,10 +254,10 @@ void AnalyzerLoop::Raise(const Alarm& window_alarm, const shm::SegmentView& segm
     uint64_t sequence = PublishAlarm(segment, alarm);
     // A newer alarm of the same verdict takes the place of the older one.
     std::erase_if(open_alarms_, [&](const PublishedAlarm& published) {
-      return published.alarm.server == alarm.server && published.alarm.resource == alarm.resource &&
-             published.alarm.kind == alarm.kind;
+      return published.server == alarm.server && published.resource == alarm.resource && published.kind == alarm.kind;
     });
-    open_alarms_.push_back({sequence, alarm, uint32_t(alarm.agreeing.size()), alarm.analyzers});
+    open_alarms_.push_back(
+        {sequence, alarm.server, alarm.resource, alarm.kind, uint32_t(alarm.agreeing.size()), alarm.analyzers});
   }
   bool queued = true;
   if (!setup_.alarms_path.empty()) {

@@ -53,14 +53,11 @@ trap cleanup EXIT
 # The launcher runs on the others' CPUs, so every server starts there.
 run_on_others() { taskset -c "$others_cpus" "$@"; }
 server0_pid() { "$testbed" status --dir "$cluster" | grep -o '"index":0,"alias":"[^"]*","pid":[0-9]*' | grep -o '[0-9]*$'; }
-server0_cpu_ns() {
-  local total=0 task ns pid
-  pid=$(server0_pid)
-  for task in /proc/"$pid"/task/*/schedstat; do
-    read -r ns _ <"$task" && total=$((total + ns))
-  done
-  echo "$total"
-}
+# servers_cpu_ns sums the threads of the processes server_pids names: here server0 alone.
+server_pids() { server0_pid; }
+# shellcheck source=servers_cpu.sh
+source "$(dirname "${BASH_SOURCE[0]}")/servers_cpu.sh"
+server0_cpu_ns() { servers_cpu_ns; }
 start_cluster() {  # plain|traced
   if [[ $1 == plain ]]; then
     run_on_others "$testbed" start --dir "$cluster" --servers 4 --base-port 0 --name-prefix "$prefix" \

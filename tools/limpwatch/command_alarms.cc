@@ -57,10 +57,7 @@ std::string FormatAlarm(const analyzer::RingAlarm& alarm, bool json) {
   }
   char numbers[96];
   std::snprintf(numbers, sizeof numbers, "score %.3g > %.3g", alarm.score, alarm.threshold);
-  std::string agreement;
-  if (alarm.analyzers > 0) {
-    agreement = "  held by " + std::to_string(alarm.reporters) + " of " + std::to_string(alarm.analyzers) + " analyzers";
-  }
+  std::string agreement = alarm.analyzers > 0 ? "  " + analyzer::HeldByText(alarm.reporters, alarm.analyzers) : "";
   return "#" + std::to_string(alarm.sequence) + " " + FormatLocalTime(alarm.time_ns) + "  server " +
          Printable(alarm.server) + "  resource " + analyzer::ResourceName(alarm.resource) + "  metrics " +
          Printable(alarm.metrics) + "  " + numbers + agreement + "\n";
@@ -74,17 +71,19 @@ void Print(const analyzer::RingAlarm& alarm, bool json, PrintedAgreements* print
   (*printed)[alarm.sequence] = {alarm.reporters, alarm.analyzers};
 }
 
-// Prints again the alarms printed before whose agreement has changed since.
-void PrintChangedAgreements(const shm::SegmentView& view, bool json, PrintedAgreements* printed) {
-  uint64_t last = 0;
-  for (const analyzer::RingAlarm& alarm : analyzer::ReadAlarmRing(view, 0, &last)) {
+// Prints the ring's alarms not printed yet, and again those whose agreement
+// changed since they were: one read of the ring each time, so an alarm still
+// being written when it was read is printed at the next read.
+void PrintNewAndChanged(const shm::SegmentView& view, bool json, PrintedAgreements* printed) {
+  uint64_t newest = 0;
+  for (const analyzer::RingAlarm& alarm : analyzer::ReadAlarmRing(view, 0, &newest)) {
     auto found = printed->find(alarm.sequence);
-    if (found == printed->end() || found->second == std::pair(alarm.reporters, alarm.analyzers)) continue;
+    if (found != printed->end() && found->second == std::pair(alarm.reporters, alarm.analyzers)) continue;
     Print(alarm, json, printed);
   }
   // Forget what the ring no longer holds.
   uint64_t capacity = view.header()->alarm_capacity;
-  if (last > capacity) printed->erase(printed->begin(), printed->lower_bound(last - capacity + 1));
+  if (newest > capacity) printed->erase(printed->begin(), printed->lower_bound(newest - capacity + 1));
 }
 
 }  // namespace
@@ -103,19 +102,16 @@ int RunAlarms(const std::vector<std::string>& args) {
   std::unique_ptr<shm::SegmentReader> reader = shm::SegmentReader::Open(*object, &error);
   if (!reader) return Fail(kExitFailure, error);
   bool json = parsed.Has("--json");
-  uint64_t last = 0;
-  std::vector<analyzer::RingAlarm> alarms = analyzer::ReadAlarmRing(reader->view(), 0, &last);
   PrintedAgreements printed;
-  for (const auto& alarm : alarms) Print(alarm, json, &printed);
+  PrintNewAndChanged(reader->view(), json, &printed);
   if (!parsed.Has("--follow")) {
-    if (alarms.empty() && !json) WriteOut("no alarms\n");
+    if (printed.empty() && !json) WriteOut("no alarms\n");
     return FinishOutput(kExitOk);
   }
   FlushOut();
   StopSignals stop;
   while (!stop.Sleep(0.5)) {
-    PrintChangedAgreements(reader->view(), json, &printed);
-    for (const auto& alarm : analyzer::ReadAlarmRing(reader->view(), last, &last)) Print(alarm, json, &printed);
+    PrintNewAndChanged(reader->view(), json, &printed);
     if (!FlushOut()) break;
     if (shm::SegmentLiveness(reader->header()) != shm::Liveness::kLive) break;
   }

@@ -65,6 +65,9 @@ struct Alarm {
 const char* AlarmKindName(AlarmKind kind);
 std::string AlarmToJson(const Alarm& alarm);
 std::string AlarmToLogLine(const Alarm& alarm);
+// How many analyzers hold an alarm open, as every view words it: "held by 3
+// of 4 analyzers", then ": s0 s1 s3" when the names are given.
+std::string HeldByText(size_t agreeing, uint32_t analyzers, const std::vector<std::string>& names = {});
 
 // Appends an alarm to a segment's alarm ring (single writer: the analyzer)
 // and returns its sequence.

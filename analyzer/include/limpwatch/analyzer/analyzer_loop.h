@@ -116,7 +116,9 @@ class AnalyzerLoop {
   VerdictBoard verdicts_;
   struct PublishedAlarm {
     uint64_t sequence = 0;  // in the segment's ring
-    Alarm alarm;
+    std::string server;     // the verdict it stands for
+    shm::Resource resource = shm::Resource::kUnknown;
+    AlarmKind kind = AlarmKind::kAnomaly;
     uint32_t agreeing = 0;  // as last stored
     uint32_t analyzers = 0;
   };

@@ -101,6 +101,95 @@ TEST(ComparisonGroup, AServerJoiningOrLeavingChangesOnlyTheGroupsNearIt) {
   EXPECT_LE(changed, kSize);
 }
 
+TEST(ComparisonGroup, ServersAreComparedWithTheirOwnKind) {
+  // 40 I/O servers, 12 metadata servers, and 3 of kinds too small for a
+  // group of their own.
+  std::vector<std::string> names = Names(40, "io-"), kinds(40, "data");
+  for (const std::string& name : Names(12, "meta-")) {
+    names.push_back(name);
+    kinds.push_back("metadata");
+  }
+  for (const char* odd : {"odd-a", "odd-b", "odd-c"}) {
+    names.push_back(odd);
+    kinds.push_back(odd);
+  }
+  ComparisonRing ring(names, kinds);
+  for (size_t self = 0; self < names.size(); ++self) {
+    std::vector<size_t> group = ring.GroupOf(self, 8);
+    ASSERT_EQ(group.size(), 8u) << names[self];
+    for (size_t peer : group) {
+      if (kinds[self] == "metadata") {
+        EXPECT_EQ(kinds[peer], "metadata") << names[self] << " compared with " << names[peer];
+      } else {
+        EXPECT_NE(kinds[peer], "metadata") << names[self] << " compared with " << names[peer];
+      }
+      std::vector<size_t> back = ring.GroupOf(peer, 8);
+      EXPECT_NE(std::find(back.begin(), back.end(), self), back.end()) << "not symmetric: " << names[self];
+    }
+  }
+  // The three odd servers, too few for a ring, joined the largest one.
+  EXPECT_EQ(ring.RingSize(0), 43u);
+  EXPECT_EQ(ring.RingSize(40), 12u);
+  EXPECT_EQ(ring.RingSize(52), 43u);
+
+  // With kinds enough of them make a ring of their own; a kind of four
+  // servers is compared with the other small kinds.
+  std::vector<std::string> small_names = Names(12, "io-"), small_kinds(12, "data");
+  for (const std::string& name : Names(5, "meta-")) {
+    small_names.push_back(name);
+    small_kinds.push_back("metadata");
+  }
+  ComparisonRing small(small_names, small_kinds);
+  EXPECT_EQ(small.RingSize(0), 12u);
+  EXPECT_EQ(small.RingSize(12), 5u);
+  std::vector<size_t> meta_group = small.GroupOf(12, 64);
+  EXPECT_EQ(meta_group, (std::vector<size_t>{13, 14, 15, 16})) << "every other metadata server";
+}
+
+TEST(ComparisonGroup, ThePeerConfigurationNamesWhoComparesEachServerItJudges) {
+  PeerConfigSources sources;
+  for (size_t i = 0; i < 5; ++i) {
+    sources.peers += (i ? "," : "") + std::string("s") + std::to_string(i) + "=127.0.0.1:" + std::to_string(20000 + i);
+  }
+  sources.self = "s0";
+  EXPECT_TRUE(LoadPeerConfig(sources).Scorers().empty()) << "one group: every server compares every other";
+
+  sources.peers.clear();
+  for (size_t i = 0; i < 100; ++i) {
+    sources.peers += (i ? "," : "") + std::string("s") + std::to_string(i) + "=127.0.0.1:" + std::to_string(20000 + i);
+  }
+  sources.group_size = "8";
+  sources.self = "s42";
+  PeerConfig config = LoadPeerConfig(sources);
+  ASSERT_TRUE(config.errors.empty()) << config.errors.front();
+  auto scorers = config.Scorers();
+  ASSERT_EQ(scorers.size(), 9u) << "itself and its 8 peers";
+  std::vector<std::string> names;
+  for (const PeerEndpoint& server : config.servers) names.push_back(server.name);
+  for (const auto& [server, its_scorers] : scorers) {
+    ASSERT_EQ(its_scorers.size(), 9u) << server;
+    EXPECT_EQ(its_scorers.front(), server) << "a server's own analyzer judges it too";
+    size_t index = size_t(std::find(names.begin(), names.end(), server) - names.begin());
+    for (size_t peer : ComparisonGroup(names, index, 8)) {
+      EXPECT_NE(std::find(its_scorers.begin(), its_scorers.end(), names[peer]), its_scorers.end()) << server;
+    }
+  }
+}
+
+TEST(ComparisonGroup, ThePeerConfigurationGroupsByKind) {
+  PeerConfigSources sources;
+  for (size_t i = 0; i < 20; ++i) {
+    sources.peers += (i ? "," : "") + std::string("s") + std::to_string(i) + (i < 6 ? "@meta" : "") +
+                     "=127.0.0.1:" + std::to_string(20000 + i);
+  }
+  sources.self = "s2";
+  PeerConfig config = LoadPeerConfig(sources);
+  ASSERT_TRUE(config.errors.empty()) << config.errors.front();
+  std::vector<PeerEndpoint> peers = config.Peers();
+  ASSERT_EQ(peers.size(), 5u) << "the other metadata servers";
+  for (const PeerEndpoint& peer : peers) EXPECT_EQ(peer.kind, "meta") << peer.name;
+}
+
 TEST(ComparisonGroup, ThePeerConfigurationSendsToTheGroupAndRefusesABadSize) {
   PeerConfigSources sources;
   for (size_t i = 0; i < 100; ++i) {
@@ -145,6 +234,15 @@ TEST(ComparisonGroup, TheStartLinesPeersSayTheyAreTheGroupOfALargerCluster) {
   auto exchange = MakeTransportExchange(std::move(transport), [](const std::string&) {});
   std::string described = exchange->Describe();
   EXPECT_EQ(described.rfind("4 (s1, s2, s3, s4, the comparison group of 4 among the cluster's 10 servers) over ", 0), 0u)
+      << described;
+
+  options.peers = ParsePeerList("s1=127.0.0.1:9,s2=127.0.0.1:10,s3=127.0.0.1:11,s4=127.0.0.1:12", &errors);
+  options.kind = "metadata";
+  transport = PeerTransport::Create(options, &error);
+  ASSERT_TRUE(transport) << error;
+  described = MakeTransportExchange(std::move(transport), [](const std::string&) {})->Describe();
+  EXPECT_NE(described.find("the comparison group of 4 of kind metadata among the cluster's 10 servers"),
+            std::string::npos)
       << described;
 }
 

@@ -92,6 +92,56 @@ TEST(PvfsAliases, ReadsTheAliasesWithThePortOffset) {
   EXPECT_EQ(servers[3].address.ToString(), "[::1]:4337");
 }
 
+TEST(PvfsAliases, HandleRangesGiveTheServersKinds) {
+  // Two file systems: a server that holds metadata only in both, one that
+  // holds data only, and one that holds both (no kind of its own).
+  const char* conf = R"(<Aliases>
+    Alias meta1 tcp://127.0.0.1:3334
+    Alias io1 tcp://127.0.0.1:3335
+    Alias both1 tcp://127.0.0.1:3336
+</Aliases>
+<FileSystem>
+    Name one
+    <MetaHandleRanges>
+        Range meta1 3-1000
+        Range both1 1001-2000
+    </MetaHandleRanges>
+    <DataHandleRanges>
+        Range io1 2001-3000
+        Range both1 3001-4000
+    </DataHandleRanges>
+</FileSystem>
+<FileSystem>
+    Name two
+    <MetaHandleRanges>
+        Range meta1 5000-6000
+    </MetaHandleRanges>
+    <DataHandleRanges>
+        Range io1 6001-7000
+    </DataHandleRanges>
+</FileSystem>
+)";
+  TempDir dir;
+  std::vector<std::string> errors;
+  auto servers = ParsePvfsAliases(dir.Write("fs.conf", conf, 0644), PvfsPortRule{}, &errors);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  ASSERT_EQ(servers.size(), 3u);
+  EXPECT_EQ(servers[0].kind, "metadata");
+  EXPECT_EQ(servers[1].kind, "data");
+  EXPECT_EQ(servers[2].kind, "");
+}
+
+TEST(PeerList, AKindAfterTheNameAndAnEmptyOneRefused) {
+  std::vector<std::string> errors;
+  auto peers = ParsePeerList("m0@meta=127.0.0.1:9,s1=127.0.0.1:10,bad@=127.0.0.1:11", &errors);
+  ASSERT_EQ(peers.size(), 2u);
+  EXPECT_EQ(peers[0].name, "m0");
+  EXPECT_EQ(peers[0].kind, "meta");
+  EXPECT_EQ(peers[1].kind, "");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_TRUE(AnyErrorContains(errors, "entry 3 'bad@=127.0.0.1:11': empty kind after '@'")) << errors[0];
+}
+
 TEST(PvfsAliases, OffsetAndPerAliasPorts) {
   TempDir dir;
   std::string path = dir.Write("fs.conf", kFsConf, 0644);

@@ -50,6 +50,20 @@ TEST(VerdictBoard, CountsTheAnalyzersThatHoldTheSameAlarmAmongThoseThatSpeak) {
   EXPECT_EQ(board.On("s2", shm::Resource::kDisk, AlarmKind::kErrors).agreeing.size(), 0u);
 }
 
+TEST(VerdictBoard, InALargerClusterOnlyTheServersScorersCount) {
+  // s0's peers are s1..s4; s4 does not compare s2 (another group's member),
+  // so its word on s2, agreeing or not, is not counted.
+  VerdictBoard board("s0", kOpenWindows, kStaleWindows);
+  board.Opened(DiskAlarm("s2", 100));
+  board.Heard(ListOf("s1", 100, {DiskVerdictOn("s2")}));
+  board.Heard(ListOf("s3", 100, {}));
+  board.Heard(ListOf("s4", 100, {DiskVerdictOn("s2")}));
+  Agreement agreement =
+      board.On("s2", shm::Resource::kDisk, AlarmKind::kAnomaly, {"s0", "s1", "s2", "s3", "s9"});
+  EXPECT_EQ(agreement.agreeing, (std::vector<std::string>{"s0", "s1"}));
+  EXPECT_EQ(agreement.analyzers, 3u) << "s0, s1 and s3: s2 and s9 are not heard, s4 does not compare s2";
+}
+
 TEST(VerdictBoard, APeerOfWireMinorZeroIsNotCountedAndASilentPeerDropsOut) {
   VerdictBoard board("s0", kOpenWindows, kStaleWindows);
   board.Opened(DiskAlarm("s2", 100));

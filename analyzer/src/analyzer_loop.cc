@@ -37,13 +37,6 @@ std::vector<std::string> SplitList(const std::string& text) {
   return parts;
 }
 
-// A verdict stays open for the alarm suppression period: as long as the
-// diagnoser itself would not alarm the same server again.
-uint64_t VerdictOpenWindows(const AnalyzerConfig& config) {
-  uint64_t shift_ms = std::max<uint64_t>(uint64_t{config.shift_ticks} * config.tick_ms, 1);
-  return std::max<uint64_t>((uint64_t{config.alarm_suppression_s} * 1000 + shift_ms - 1) / shift_ms, 1);
-}
-
 }  // namespace
 
 AnalyzerSetup AnalyzerSetupFromEnvironment(const std::string& node, std::function<void(const std::string&)> log) {
@@ -221,10 +214,15 @@ void AnalyzerLoop::TickOrThrow(const shm::SegmentView& segment, const std::strin
   }
 }
 
+std::vector<std::string> AnalyzerLoop::ScorersOf(const std::string& server) const {
+  return setup_.exchange ? setup_.exchange->ScorersOf(server) : std::vector<std::string>{};
+}
+
 void AnalyzerLoop::RefreshAgreements(const shm::SegmentView& segment) {
   std::erase_if(open_alarms_, [&](PublishedAlarm& published) {
     if (!verdicts_.HoldsOpen(published.server, published.resource, published.kind)) return true;
-    Agreement agreement = verdicts_.On(published.server, published.resource, published.kind);
+    Agreement agreement =
+        verdicts_.On(published.server, published.resource, published.kind, ScorersOf(published.server));
     auto agreeing = uint32_t(agreement.agreeing.size());
     if (agreeing == published.agreeing && agreement.analyzers == published.analyzers) return false;
     if (!UpdateAlarmAgreement(segment, published.sequence, agreeing, agreement.analyzers)) return true;
@@ -243,7 +241,7 @@ void AnalyzerLoop::Raise(const Alarm& window_alarm, const shm::SegmentView& segm
   clock_gettime(CLOCK_REALTIME, &now);
   alarm.raised_unix_ms = uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1000000;
   verdicts_.Opened(alarm);
-  Agreement agreement = verdicts_.On(alarm.server, alarm.resource, alarm.kind);
+  Agreement agreement = verdicts_.On(alarm.server, alarm.resource, alarm.kind, ScorersOf(alarm.server));
   alarm.agreeing = agreement.agreeing;
   alarm.analyzers = agreement.analyzers;
   alarms_.push_back(alarm);

@@ -334,6 +334,7 @@ std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_
     ServerState& state = servers_[summary->node];
     if (state.boot_id != summary->boot_id) {
       state.windows_seen = 0;
+      state.windows_missed = 0;
       state.excess_time.clear();
       state.excess_calls.clear();
       state.excess_samples.clear();
@@ -347,6 +348,9 @@ std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_
                                           : DecideBySeedRule(window, now_unix_ms, summaries, &result);
   for (const PeerSummary* summary : summaries) {
     ServerState& state = servers_[summary->node];
+    if (state.windows_seen > 0 && window > state.last_window + 1) {
+      state.windows_missed += window - state.last_window - 1;
+    }
     state.last_window = window;
     state.windows_seen++;
     state.silent_reported = false;
@@ -577,17 +581,32 @@ Alarm ClusterDiagnoser::BuildAlarm(const std::string& server, ServerState& state
   return alarm;
 }
 
+uint64_t ClusterDiagnoser::SilenceWindows(const ServerState& state) const {
+  // The share of this peer's summaries lost so far (Jeffreys' estimate: half
+  // a loss before any is seen), and the budget of false alarms per peer and
+  // window that the calibrated rule also keeps: a peer is silent when that
+  // many windows in a row are lost by chance less often than the budget.
+  double lost = (double(state.windows_missed) + 0.5) / (double(state.windows_seen + state.windows_missed) + 1.0);
+  double watched = double(std::max<size_t>(servers_.size(), 2) - 1);
+  double shift_s = double(config_.shift_ticks) * config_.tick_ms / 1000.0;
+  double budget = shift_s / (config_.server_days_per_false_alarm * 86400.0 * watched);
+  if (!(lost > 0 && lost < 1) || !(budget > 0)) return config_.peer_silence_windows;
+  double windows = std::ceil(std::log(budget) / std::log(lost));
+  return std::max<uint64_t>(config_.peer_silence_windows, uint64_t(std::min(windows, 1000.0)));
+}
+
 std::vector<Alarm> ClusterDiagnoser::CheckSilentPeers(uint64_t window, uint64_t now_unix_ms) {
   std::vector<Alarm> alarms;
   for (auto& [server, state] : servers_) {
     if (state.silent_reported || state.windows_seen < 2 || server == reporter_) continue;
-    if (window < state.last_window + config_.peer_silence_windows) continue;
+    uint64_t silence_windows = SilenceWindows(state);
+    if (window < state.last_window + silence_windows) continue;
     state.silent_reported = true;
     Alarm alarm = NewAlarm(AlarmKind::kSilent, server, window, now_unix_ms);
     alarm.metrics = {"silence"};
     alarm.resource = shm::Resource::kProcess;
     alarm.score = double(window - state.last_window);
-    alarm.threshold = config_.peer_silence_windows;
+    alarm.threshold = double(silence_windows);
     alarms.push_back(std::move(alarm));
   }
   return alarms;

@@ -114,11 +114,34 @@ std::vector<PeerEndpoint> PeerConfig::Peers() const {
     peers = servers;
     return peers;
   }
-  std::vector<std::string> names;
+  std::vector<std::string> names, kinds;
   names.reserve(servers.size());
-  for (const PeerEndpoint& server : servers) names.push_back(server.name);
-  for (size_t index : ComparisonGroup(names, *self, group_size)) peers.push_back(servers[index]);
+  for (const PeerEndpoint& server : servers) {
+    names.push_back(server.name);
+    kinds.push_back(server.kind);
+  }
+  for (size_t index : ComparisonGroup(names, *self, group_size, kinds)) peers.push_back(servers[index]);
   return peers;
+}
+
+std::map<std::string, std::vector<std::string>> PeerConfig::Scorers() const {
+  std::map<std::string, std::vector<std::string>> scorers;
+  if (!self) return scorers;
+  std::vector<std::string> names, kinds;
+  for (const PeerEndpoint& server : servers) {
+    names.push_back(server.name);
+    kinds.push_back(server.kind);
+  }
+  ComparisonRing ring(names, kinds);
+  std::vector<size_t> judged = ring.GroupOf(*self, group_size);
+  if (judged.size() + 1 >= servers.size()) return scorers;  // everyone compares everyone
+  judged.push_back(*self);
+  for (size_t server : judged) {
+    std::vector<std::string>& names_of = scorers[names[server]];
+    names_of.push_back(names[server]);
+    for (size_t scorer : ring.GroupOf(server, group_size)) names_of.push_back(names[scorer]);
+  }
+  return scorers;
 }
 
 std::optional<PeerAddress> PeerConfig::BindAddress() const {
@@ -131,11 +154,19 @@ std::vector<PeerEndpoint> ParsePeerList(std::string_view text, std::vector<std::
   std::vector<PeerEndpoint> peers;
   ForEachListEntry(text, [&](std::string_view entry, size_t number) {
     std::string origin = "LIMPWATCH_PEERS entry " + std::to_string(number);
-    std::string name;
+    std::string name, kind;
     std::string_view address_text = entry;
     if (size_t equals = entry.find('='); equals != std::string_view::npos) {
       name = std::string(TrimWhitespace(entry.substr(0, equals)));
       address_text = TrimWhitespace(entry.substr(equals + 1));
+      if (size_t at = name.find('@'); at != std::string::npos) {
+        kind = std::string(TrimWhitespace(std::string_view(name).substr(at + 1)));
+        name = std::string(TrimWhitespace(std::string_view(name).substr(0, at)));
+        if (kind.empty()) {
+          errors->push_back(origin + " '" + std::string(entry) + "': empty kind after '@'");
+          return;
+        }
+      }
       if (name.empty()) {
         errors->push_back(origin + " '" + std::string(entry) + "': empty name before '='");
         return;
@@ -154,7 +185,7 @@ std::vector<PeerEndpoint> ParsePeerList(std::string_view text, std::vector<std::
       return;
     }
     if (name.empty()) name = std::string(address_text);
-    peers.push_back({name, split->host, split->port, *address, origin});
+    peers.push_back({name, split->host, split->port, *address, origin, kind});
   });
   return peers;
 }

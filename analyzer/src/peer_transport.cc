@@ -40,6 +40,11 @@ class PeerTransport::Impl {
 
   bool keyed() const { return options_.key.has_value(); }
   size_t cluster_servers() const { return options_.cluster_servers; }
+  const std::string& kind() const { return options_.kind; }
+  std::vector<std::string> ScorersOf(const std::string& server) const {
+    auto found = options_.scorers.find(server);
+    return found == options_.scorers.end() ? std::vector<std::string>{} : found->second;
+  }
 
   bool SetPeers(std::vector<PeerEndpoint> peers, std::string* error) {
     std::vector<DatagramDestination> destinations;
@@ -215,6 +220,8 @@ std::unique_ptr<PeerTransport> PeerTransport::CreateFromEnvironment(std::vector<
     options.bind = *bind;
     options.peers = config.Peers();
     options.cluster_servers = config.servers.size();
+    if (config.self) options.kind = config.servers[*config.self].kind;
+    options.scorers = config.Scorers();
     options.key = std::move(key);
     auto transport = Create(std::move(options), &error);
     if (!transport) problems->push_back("peer exchange disabled: " + error);
@@ -262,5 +269,7 @@ bool PeerTransport::io_uring_refused() const { return impl_->io_uring_refused();
 PeerAddress PeerTransport::local_address() const { return impl_->channel().local_address(); }
 bool PeerTransport::authenticated() const { return impl_->keyed(); }
 size_t PeerTransport::cluster_servers() const { return impl_->cluster_servers(); }
+const std::string& PeerTransport::kind() const { return impl_->kind(); }
+std::vector<std::string> PeerTransport::ScorersOf(const std::string& server) const { return impl_->ScorersOf(server); }
 
 }  // namespace limpwatch::analyzer

@@ -6,12 +6,15 @@
 //   </Aliases>
 //
 // Only the first tcp:// address of an alias counts (limpwatch talks UDP over
-// IP). Everything outside <Aliases> belongs to PVFS and is skipped.
+// IP). The aliases under <MetaHandleRanges> and <DataHandleRanges> give the
+// servers' kinds. Everything else belongs to PVFS and is skipped.
 #include <string.h>
 #include <strings.h>
 
 #include <cerrno>
 #include <fstream>
+#include <set>
+#include <tuple>
 
 #include "host_port.h"
 #include "limpwatch/analyzer/peer_config.h"
@@ -72,6 +75,21 @@ class AliasParser {
       inside_ = false;
       return;
     }
+    for (auto [opening, closing, section] : {std::tuple{"<MetaHandleRanges>", "</MetaHandleRanges>", Ranges::kMeta},
+                                             std::tuple{"<DataHandleRanges>", "</DataHandleRanges>", Ranges::kData}}) {
+      if (IsKeyword(words[0], opening)) {
+        ranges_ = section;
+        return;
+      }
+      if (IsKeyword(words[0], closing)) {
+        ranges_ = Ranges::kNone;
+        return;
+      }
+    }
+    if (ranges_ != Ranges::kNone && IsKeyword(words[0], "Range") && words.size() >= 2) {
+      (ranges_ == Ranges::kMeta ? meta_ : data_).insert(std::string(words[1]));
+      return;
+    }
     if (IsKeyword(words[0], "Alias")) {
       if (!inside_) {
         Error("Alias outside <Aliases>");
@@ -90,6 +108,13 @@ class AliasParser {
       bool known = false;
       for (const auto& server : servers_) known = known || server.name == alias;
       if (!known) errors_->push_back("LIMPWATCH_PEER_PORTS: '" + alias + "' is not an alias of " + path_);
+    }
+    // A server that holds metadata only, or data only, does other work than
+    // one that holds both: it is compared with its own kind.
+    for (auto& server : servers_) {
+      bool meta = meta_.contains(server.name), data = data_.contains(server.name);
+      if (meta && !data) server.kind = "metadata";
+      if (data && !meta) server.kind = "data";
     }
     return std::move(servers_);
   }
@@ -145,6 +170,9 @@ class AliasParser {
   const PvfsPortRule& rule_;
   std::vector<std::string>* errors_;
   std::vector<PeerEndpoint> servers_;
+  enum class Ranges { kNone, kMeta, kData };
+  Ranges ranges_ = Ranges::kNone;
+  std::set<std::string> meta_, data_;  // aliases listed in each kind of handle range
   size_t line_number_ = 0;
   bool inside_ = false;
   bool seen_section_ = false;

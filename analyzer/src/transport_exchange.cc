@@ -33,11 +33,16 @@ class TransportExchange : public SummaryExchange {
     if (peers.size() > kPeersNamed) names += ", and " + std::to_string(peers.size() - kPeersNamed) + " more";
     std::string group;
     if (transport_->cluster_servers() > peers.size() + 1) {
-      group = ", the comparison group of " + std::to_string(peers.size()) + " among the cluster's " +
+      std::string kind = transport_->kind().empty() ? "" : " of kind " + transport_->kind();
+      group = ", the comparison group of " + std::to_string(peers.size()) + kind + " among the cluster's " +
               std::to_string(transport_->cluster_servers()) + " servers";
     }
     return std::to_string(peers.size()) + " (" + names + group + ") over " + IoPathName(transport_->io_path()) + " on " +
            transport_->local_address().ToString() + (transport_->authenticated() ? ", authenticated" : ", no key");
+  }
+
+  std::vector<std::string> ScorersOf(const std::string& server) const override {
+    return transport_->ScorersOf(server);
   }
 
   void Send(const PeerSummary& summary) override {

@@ -9,6 +9,12 @@ namespace limpwatch::analyzer {
 VerdictBoard::VerdictBoard(std::string self, uint64_t open_windows, uint64_t stale_windows)
     : self_(std::move(self)), open_windows_(open_windows), stale_windows_(stale_windows) {}
 
+// As long as the diagnoser itself would not alarm the same server again.
+uint64_t VerdictOpenWindows(const AnalyzerConfig& config) {
+  uint64_t shift_ms = std::max<uint64_t>(uint64_t{config.shift_ticks} * config.tick_ms, 1);
+  return std::max<uint64_t>((uint64_t{config.alarm_suppression_s} * 1000 + shift_ms - 1) / shift_ms, 1);
+}
+
 void VerdictBoard::AdvanceTo(uint64_t window) {
   window_ = std::max(window_, window);
   std::erase_if(own_, [&](const auto& entry) { return entry.second + open_windows_ < window_; });
@@ -58,13 +64,15 @@ bool VerdictBoard::HoldsOpen(const std::string& server, shm::Resource resource, 
   return own_.contains(Key{server, resource, kind});
 }
 
-Agreement VerdictBoard::On(const std::string& server, shm::Resource resource, AlarmKind kind) const {
+Agreement VerdictBoard::On(const std::string& server, shm::Resource resource, AlarmKind kind,
+                           const std::vector<std::string>& scorers) const {
   Agreement agreement;
   agreement.analyzers = 1;
   if (HoldsOpen(server, resource, kind)) agreement.agreeing.push_back(self_);
   OpenVerdict wanted{shm::FunctionNameHash(server), uint8_t(resource), uint8_t(kind)};
   for (const auto& [peer, list] : peers_) {
     if (!list.carries_verdicts || !Fresh(list)) continue;
+    if (!scorers.empty() && std::find(scorers.begin(), scorers.end(), peer) == scorers.end()) continue;
     ++agreement.analyzers;
     if (std::find(list.verdicts.begin(), list.verdicts.end(), wanted) != list.verdicts.end()) {
       agreement.agreeing.push_back(peer);

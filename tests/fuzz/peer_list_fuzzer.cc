@@ -5,7 +5,8 @@
 // Invariants, for every input:
 //   - every non-empty entry becomes one peer or one error line naming it;
 //   - a peer has a host, a port other than 0, an address with that port,
-//     and the name its entry gives (the text before '=', else the address);
+//     and the name its entry gives (the text before '=', else the address)
+//     and its kind (after an '@' in that text, never empty; else none);
 //   - its address prints as text that parses back to the same address.
 #include <cstddef>
 #include <cstdint>
@@ -68,7 +69,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     size_t equals = entry.find('=');
     std::string_view expected_name =
         equals == std::string_view::npos ? entry : TrimWhitespace(entry.substr(0, equals));
+    std::string_view expected_kind;
+    if (size_t at = expected_name.find('@'); equals != std::string_view::npos && at != std::string_view::npos) {
+      expected_kind = TrimWhitespace(expected_name.substr(at + 1));
+      expected_name = TrimWhitespace(expected_name.substr(0, at));
+      Check(!expected_kind.empty(), "a kind after '@' is never empty");
+    }
     Check(peer.name == expected_name, "a peer is named by its entry");
+    Check(peer.kind == expected_kind, "and has the kind its entry gives");
     auto printed = PeerAddress::ParseNumeric(peer.address.ToString());
     Check(printed.has_value(), "a peer's address prints as a numeric address");
     Check(printed->ToString() == peer.address.ToString(), "which parses back to the same address");

@@ -43,6 +43,9 @@ class SummaryExchange {
   virtual PeerSummary AsReceived(const PeerSummary& summary) const = 0;
   // Whom it exchanges with, and how, for the analyzer's start line.
   virtual std::string Describe() const { return "an exchange"; }
+  // The analyzers that compare `server`: its comparison group and itself,
+  // when the cluster is larger than one group; empty: every peer does.
+  virtual std::vector<std::string> ScorersOf(const std::string& /*server*/) const { return {}; }
   // Writes what it heard from the peers into this server's own segment.
   virtual void PublishStatus(const shm::SegmentView&) {}
 };
@@ -94,6 +97,7 @@ class AnalyzerLoop {
   // Stores in the ring how many analyzers now hold each of this analyzer's
   // open alarms, logging each change; forgets the alarms that closed.
   void RefreshAgreements(const shm::SegmentView& segment);
+  std::vector<std::string> ScorersOf(const std::string& server) const;
   void PublishHealth(const shm::SegmentView& segment) const;
   // Counts the tick boundaries passed since the previous tick beyond the
   // one expected (the previous tick, or the process, ran late).

@@ -122,6 +122,7 @@ class ClusterDiagnoser {
     uint64_t last_window = 0;
     uint64_t boot_id = 0;
     uint64_t windows_seen = 0;  // since the server (re)started
+    uint64_t windows_missed = 0;  // windows between those seen whose summary never came
     bool warming_up = false;    // the window analyzed now is among its first warmup_windows
     bool silent_reported = false;
     uint64_t last_alarm_ms = 0;
@@ -177,6 +178,9 @@ class ClusterDiagnoser {
   Alarm NewAlarm(AlarmKind kind, const std::string& server, uint64_t window, uint64_t now_unix_ms) const;
   Alarm BuildAlarm(const std::string& server, ServerState& state, const std::vector<ComparedMetric>& fired,
                    uint64_t window, uint64_t now_unix_ms, const std::vector<const PeerSummary*>& summaries);
+  // Windows without a summary before a peer is silent: at least
+  // peer_silence_windows, more on a link that loses its summaries.
+  uint64_t SilenceWindows(const ServerState& state) const;
   std::vector<Alarm> CheckSilentPeers(uint64_t window, uint64_t now_unix_ms);
   // Errnos a server returned far more often than its peers in this window
   // (error_features.h): one alarm per server, the errnos as its top functions.

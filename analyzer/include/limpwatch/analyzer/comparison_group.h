@@ -15,6 +15,13 @@
 //     `size` servers nearest it on the ring, never the others'.
 // `size` is even (a window of size/2 on each side); at least 4, so that a
 // server is judged by 4 peers and a group has a majority to agree with.
+//
+// Servers of different kinds do different work (a PVFS metadata-only server
+// next to I/O servers): each kind with more than kMinGroupSize servers is a
+// ring of its own, so its servers are compared only with one another. The
+// servers of smaller kinds share one ring (joined to the largest ring when
+// they are too few even together): a lone server of its kind has no peer of
+// its kind to be compared with, and is still compared with someone.
 #ifndef LIMPWATCH_ANALYZER_COMPARISON_GROUP_H_
 #define LIMPWATCH_ANALYZER_COMPARISON_GROUP_H_
 
@@ -30,7 +37,26 @@ inline constexpr size_t kMaxGroupSize = 1024;
 
 // The indices into `servers` (every server of the cluster, names unique) of
 // the group of servers[self], self left out, in ring order.
-std::vector<size_t> ComparisonGroup(const std::vector<std::string>& servers, size_t self, size_t size);
+// The ring of a cluster's servers, ordered once: a simulation or a test that
+// asks for every server's group pays for one sort, not one per server.
+class ComparisonRing {
+ public:
+  // `kinds`: each server's kind ("" for none), or empty when none has one.
+  explicit ComparisonRing(const std::vector<std::string>& servers, const std::vector<std::string>& kinds = {});
+  // Indices into `servers`: the group of servers[self] (empty when self is
+  // out of range; every other server when there are at most size + 1).
+  std::vector<size_t> GroupOf(size_t self, size_t size) const;
+  // How many servers share servers[self]'s ring.
+  size_t RingSize(size_t self) const;
+
+ private:
+  std::vector<std::vector<size_t>> rings_;  // server indices, in ring order
+  std::vector<size_t> ring_of_;             // by server index: its ring
+  std::vector<size_t> position_;            // by server index: its place in its ring
+};
+
+std::vector<size_t> ComparisonGroup(const std::vector<std::string>& servers, size_t self, size_t size,
+                                    const std::vector<std::string>& kinds = {});
 
 }  // namespace limpwatch::analyzer
 

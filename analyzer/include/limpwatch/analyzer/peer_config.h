@@ -2,10 +2,12 @@
 //
 // Two sources, read once at start (names are resolved then, not per window):
 //
-//   LIMPWATCH_PEERS=[name=]host:port,[name=]host:port,...
+//   LIMPWATCH_PEERS=[name[@kind]=]host:port,[name[@kind]=]host:port,...
 //       IPv4 ("10.0.0.1:4334"), IPv6 in brackets ("[::1]:4334") or a host
 //       name. The port is limpwatch's UDP port. Without a name, an entry is
-//       named by its "host:port" text.
+//       named by its "host:port" text. A kind ("meta@" ... "s0@meta=...")
+//       puts the server in the comparison groups of its kind only
+//       (comparison_group.h).
 //
 //   LIMPWATCH_PVFS_CONFIG=/etc/pvfs2-fs.conf
 //       The PVFS / OrangeFS server configuration every server already
@@ -16,6 +18,9 @@
 //       on the port LIMPWATCH_PEER_PORTS=<alias>=<port>,... gives an alias.
 //       The per-alias ports live in the environment, not in fs.conf, because
 //       PVFS asserts that an Alias line has exactly two arguments.
+//       A server's kind comes from the file systems' handle ranges: one
+//       listed under <MetaHandleRanges> only is of kind "metadata", under
+//       <DataHandleRanges> only "data", under both (the usual layout) none.
 //
 // If both are set, LIMPWATCH_PEERS wins (and an error line says so).
 //
@@ -31,6 +36,7 @@
 #define LIMPWATCH_ANALYZER_PEER_CONFIG_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,6 +56,7 @@ struct PeerEndpoint {
   uint16_t port = 0;    // limpwatch's UDP port
   PeerAddress address;  // resolved once, at load
   std::string origin;   // "/etc/pvfs2-fs.conf:12" or "LIMPWATCH_PEERS entry 3"
+  std::string kind;     // "" for none; servers are compared with their own kind
 };
 
 // The environment variables this configuration is read from, gathered so
@@ -78,6 +85,10 @@ struct PeerConfig {
   // (comparison_group.h), which is every other server in a cluster of at
   // most group_size + 1; all but this one when this one is not known.
   std::vector<PeerEndpoint> Peers() const;
+  // For this server and each server of its group, the names of the servers
+  // that compare it: its own group and itself. Empty when every server
+  // compares every other (a cluster of at most group_size + 1 of a kind).
+  std::map<std::string, std::vector<std::string>> Scorers() const;
   // Where to bind: the override, else this server's own address; nullopt
   // when neither is known.
   std::optional<PeerAddress> BindAddress() const;

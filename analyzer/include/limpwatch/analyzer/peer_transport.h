@@ -25,6 +25,7 @@
 #define LIMPWATCH_ANALYZER_PEER_TRANSPORT_H_
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,6 +53,9 @@ struct PeerTransportOptions {
   // Every configured server, this one included; more than peers + 1 when the
   // peers are this server's comparison group (comparison_group.h). 0: not known.
   size_t cluster_servers = 0;
+  std::string kind;  // this server's kind (peer_config.h), "" for none
+  // PeerConfig::Scorers(): who compares this server and each of its peers.
+  std::map<std::string, std::vector<std::string>> scorers;
 };
 
 struct ReceivedSummary {
@@ -107,6 +111,8 @@ class PeerTransport {
   PeerAddress local_address() const;
   bool authenticated() const;  // datagrams are tagged and checked with a key
   size_t cluster_servers() const;  // PeerTransportOptions::cluster_servers
+  const std::string& kind() const;  // PeerTransportOptions::kind
+  std::vector<std::string> ScorersOf(const std::string& server) const;  // PeerTransportOptions::scorers
 
  private:
   class Impl;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "limpwatch/analyzer/alarm.h"
+#include "limpwatch/analyzer/analyzer_config.h"
 #include "limpwatch/analyzer/peer_summary.h"
 
 namespace limpwatch::analyzer {
@@ -34,6 +35,10 @@ struct Agreement {
   std::vector<std::string> agreeing;  // the analyzers holding it open, sorted by name
   uint32_t analyzers = 0;             // this one and the fresh peers that send their verdicts
 };
+
+// How many windows an alarm's verdict stays open without being renewed: the
+// alarm suppression period, in windows.
+uint64_t VerdictOpenWindows(const AnalyzerConfig& config);
 
 class VerdictBoard {
  public:
@@ -52,7 +57,11 @@ class VerdictBoard {
   // kMaxOpenVerdicts: what its next summary carries.
   std::vector<OpenVerdict> OwnVerdicts() const;
   bool HoldsOpen(const std::string& server, shm::Resource resource, AlarmKind kind) const;
-  Agreement On(const std::string& server, shm::Resource resource, AlarmKind kind) const;
+  // `scorers`: the analyzers that compare `server` (its comparison group and
+  // itself); only they count, of the ones heard. Empty: every one heard does
+  // (a cluster within one group).
+  Agreement On(const std::string& server, shm::Resource resource, AlarmKind kind,
+               const std::vector<std::string>& scorers = {}) const;
 
  private:
   using Key = std::tuple<std::string, shm::Resource, AlarmKind>;

@@ -78,6 +78,17 @@ void FindSelf(const PeerConfigSources& sources, bool from_peer_list, PeerConfig*
   }
 }
 
+ComparisonRing RingOf(const std::vector<PeerEndpoint>& servers) {
+  std::vector<std::string> names, kinds;
+  names.reserve(servers.size());
+  kinds.reserve(servers.size());
+  for (const PeerEndpoint& server : servers) {
+    names.push_back(server.name);
+    kinds.push_back(server.kind);
+  }
+  return ComparisonRing(names, kinds);
+}
+
 void ReadGroupSize(const PeerConfigSources& sources, PeerConfig* config) {
   std::string_view text = TrimWhitespace(sources.group_size);
   if (text.empty()) return;
@@ -114,32 +125,21 @@ std::vector<PeerEndpoint> PeerConfig::Peers() const {
     peers = servers;
     return peers;
   }
-  std::vector<std::string> names, kinds;
-  names.reserve(servers.size());
-  for (const PeerEndpoint& server : servers) {
-    names.push_back(server.name);
-    kinds.push_back(server.kind);
-  }
-  for (size_t index : ComparisonGroup(names, *self, group_size, kinds)) peers.push_back(servers[index]);
+  for (size_t index : RingOf(servers).GroupOf(*self, group_size)) peers.push_back(servers[index]);
   return peers;
 }
 
 std::map<std::string, std::vector<std::string>> PeerConfig::Scorers() const {
   std::map<std::string, std::vector<std::string>> scorers;
   if (!self) return scorers;
-  std::vector<std::string> names, kinds;
-  for (const PeerEndpoint& server : servers) {
-    names.push_back(server.name);
-    kinds.push_back(server.kind);
-  }
-  ComparisonRing ring(names, kinds);
+  ComparisonRing ring = RingOf(servers);
   std::vector<size_t> judged = ring.GroupOf(*self, group_size);
   if (judged.size() + 1 >= servers.size()) return scorers;  // everyone compares everyone
   judged.push_back(*self);
   for (size_t server : judged) {
-    std::vector<std::string>& names_of = scorers[names[server]];
-    names_of.push_back(names[server]);
-    for (size_t scorer : ring.GroupOf(server, group_size)) names_of.push_back(names[scorer]);
+    std::vector<std::string>& names = scorers[servers[server].name];
+    names.push_back(servers[server].name);
+    for (size_t scorer : ring.GroupOf(server, group_size)) names.push_back(servers[scorer].name);
   }
   return scorers;
 }

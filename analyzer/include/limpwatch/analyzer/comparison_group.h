@@ -35,16 +35,15 @@ inline constexpr size_t kDefaultGroupSize = 64;
 inline constexpr size_t kMinGroupSize = 4;
 inline constexpr size_t kMaxGroupSize = 1024;
 
-// The indices into `servers` (every server of the cluster, names unique) of
-// the group of servers[self], self left out, in ring order.
 // The ring of a cluster's servers, ordered once: a simulation or a test that
 // asks for every server's group pays for one sort, not one per server.
 class ComparisonRing {
  public:
   // `kinds`: each server's kind ("" for none), or empty when none has one.
   explicit ComparisonRing(const std::vector<std::string>& servers, const std::vector<std::string>& kinds = {});
-  // Indices into `servers`: the group of servers[self] (empty when self is
-  // out of range; every other server when there are at most size + 1).
+  // Indices into `servers`: the group of servers[self], in ring order (empty
+  // when self is out of range; every other server of its ring, in index
+  // order, when the ring holds at most size + 1).
   std::vector<size_t> GroupOf(size_t self, size_t size) const;
   // How many servers share servers[self]'s ring.
   size_t RingSize(size_t self) const;
@@ -55,6 +54,9 @@ class ComparisonRing {
   std::vector<size_t> position_;            // by server index: its place in its ring
 };
 
+// The indices into `servers` (every server of the cluster, names unique) of
+// the group of servers[self], self left out: ComparisonRing(servers,
+// kinds).GroupOf(self, size), for one server.
 std::vector<size_t> ComparisonGroup(const std::vector<std::string>& servers, size_t self, size_t size,
                                     const std::vector<std::string>& kinds = {});
 

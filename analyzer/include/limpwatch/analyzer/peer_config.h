@@ -5,9 +5,9 @@
 //   LIMPWATCH_PEERS=[name[@kind]=]host:port,[name[@kind]=]host:port,...
 //       IPv4 ("10.0.0.1:4334"), IPv6 in brackets ("[::1]:4334") or a host
 //       name. The port is limpwatch's UDP port. Without a name, an entry is
-//       named by its "host:port" text. A kind ("meta@" ... "s0@meta=...")
-//       puts the server in the comparison groups of its kind only
-//       (comparison_group.h).
+//       named by its "host:port" text. A kind after the name
+//       ("m0@metadata=10.0.0.1:4334") puts the server in the comparison
+//       groups of its kind only (comparison_group.h).
 //
 //   LIMPWATCH_PVFS_CONFIG=/etc/pvfs2-fs.conf
 //       The PVFS / OrangeFS server configuration every server already
@@ -87,7 +87,7 @@ struct PeerConfig {
   std::vector<PeerEndpoint> Peers() const;
   // For this server and each server of its group, the names of the servers
   // that compare it: its own group and itself. Empty when every server
-  // compares every other (a cluster of at most group_size + 1 of a kind).
+  // compares every other (at most group_size + 1 servers, all of one ring).
   std::map<std::string, std::vector<std::string>> Scorers() const;
   // Where to bind: the override, else this server's own address; nullopt
   // when neither is known.

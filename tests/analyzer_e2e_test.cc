@@ -333,6 +333,82 @@ std::string CliOutput(const std::string& arguments) {
   return output;
 }
 
+// Membership that changes: four servers read their peers from a file; one
+// is taken out of the file and stopped, a fifth is put in and started. The
+// three that stay follow the file: they forget the one that left (no silent
+// alarm), hear the one that joined, and nobody raises any alarm.
+TEST(AnalyzerEndToEndTest, ServersTakenOutOfAndPutIntoThePeerFileAreFollowedWithoutAnAlarm) {
+  Cluster cluster('m');
+  ASSERT_FALSE(cluster.directory.empty());
+  SegmentCleanup joined_cleanup(cluster.Name(kServers));
+  int base_port = 20000 + ((getpid() + 4 * kServers) % 20000);
+  std::string file = cluster.directory + "/peers";
+  auto write_peers = [&](const std::vector<int>& indexes) {
+    std::string staged = file + ".new";
+    std::ofstream out(staged);
+    for (int index : indexes) out << cluster.Name(index) << "=127.0.0.1:" << base_port + index << "\n";
+    out.close();
+    ASSERT_EQ(std::rename(staged.c_str(), file.c_str()), 0);
+  };
+  auto start = [&](int index, const std::string& seconds) {
+    int out = -1;
+    pid_t pid = StartProgram(TestProgram("peer_server"), {seconds},
+                             {"LIMPWATCH_NAME=" + cluster.Name(index), "LIMPWATCH_ANALYZE=1",
+                              "LIMPWATCH_PEERS_FILE=" + file, "LIMPWATCH_QUIET=1",
+                              "LIMPWATCH_LOG=" + cluster.directory + "/" + cluster.Name(index) + ".log",
+                              "LIMPWATCH_ALARMS=" + cluster.directory + "/%n.alarms"},
+                             &out);
+    close(out);
+    return pid;
+  };
+  write_peers({0, 1, 2, 3});
+  for (int index = 0; index < kServers; ++index) {
+    cluster.pids.push_back(start(index, "22"));
+    ASSERT_GT(cluster.pids.back(), 0);
+  }
+  usleep(8'000'000);  // past the warm-up: every server has heard the others
+  write_peers({0, 1, 2, kServers});
+  kill(cluster.pids[3], SIGKILL);
+  waitpid(cluster.pids[3], nullptr, 0);
+  cluster.pids[3] = -1;
+  cluster.pids.push_back(start(kServers, "12"));
+  ASSERT_GT(cluster.pids.back(), 0);
+  usleep(8'000'000);
+  std::string dump = CliOutput("dump " + cluster.Name(0));
+  for (pid_t& pid : cluster.pids) {
+    if (pid <= 0) continue;
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_EQ(DescribeWaitStatus(status), "exit 0");
+    pid = -1;
+  }
+  for (int index : {0, 1, 2, kServers}) {
+    for (const std::string& line : ReadLines(cluster.directory + "/" + cluster.Name(index) + ".alarms")) {
+      ADD_FAILURE() << cluster.Name(index) << ": " << line;
+    }
+  }
+  for (int index : {0, 1, 2}) {
+    bool followed = false;
+    for (const std::string& line : ReadLines(cluster.directory + "/" + cluster.Name(index) + ".log")) {
+      followed |= line.find("peers joined: " + cluster.Name(kServers) + "; peers left: " + cluster.Name(3)) !=
+                  std::string::npos;
+    }
+    EXPECT_TRUE(followed) << cluster.Name(index);
+  }
+  size_t section = dump.find("PEERS (what this server's analyzer hears from them)\n");
+  ASSERT_NE(section, std::string::npos) << dump;
+  std::string peer_section = dump.substr(section);
+  EXPECT_NE(peer_section.find("3 configured;"), std::string::npos) << peer_section;
+  std::string joined_row;
+  std::istringstream rows(peer_section);
+  for (std::string row; std::getline(rows, row);) {
+    EXPECT_NE(row.rfind(cluster.Name(3) + " ", 0), 0u) << peer_section;
+    if (row.rfind(cluster.Name(kServers) + " ", 0) == 0) joined_row = row;
+  }
+  EXPECT_FALSE(joined_row.empty()) << peer_section;
+  EXPECT_EQ(joined_row.find("never"), std::string::npos) << peer_section;
+}
+
 // `dump` and `list` show whether a server's analyzer hears its peers: one
 // that runs and one that never started.
 TEST(AnalyzerEndToEndTest, DumpAndListShowWhatEachServerHearsFromItsPeers) {

@@ -34,8 +34,34 @@ TEST(PeerList, Ipv4Ipv6NamesAndHostNames) {
   EXPECT_EQ(peers[2].name, "alpha");
   EXPECT_EQ(peers[2].address.ToString(), "127.0.0.2:4336");
   EXPECT_EQ(peers[3].host, "localhost");
-  EXPECT_EQ(peers[3].address.port(), 4337);
   EXPECT_EQ(peers[3].origin, "LIMPWATCH_PEERS entry 4");
+  EXPECT_TRUE(peers[0].resolved);  // numeric: at once
+  EXPECT_FALSE(peers[3].resolved);  // a host name: when needed
+  ASSERT_TRUE(ResolvePeer(&peers[3], &errors));
+  EXPECT_TRUE(peers[3].resolved);
+  EXPECT_EQ(peers[3].address.port(), 4337);
+}
+
+// In a cluster larger than one group, a server looks up the host names of
+// its group and its own only.
+TEST(PeerList, OnlyThisServersGroupIsLookedUp) {
+  PeerConfigSources sources;
+  for (int index = 0; index < 70; ++index) {
+    sources.peers += "s" + std::to_string(index) + "=localhost:" + std::to_string(5000 + index) + ",";
+  }
+  sources.self = "s3";
+  sources.group_size = "8";
+  PeerConfig config = LoadPeerConfig(sources);
+  ASSERT_TRUE(config.errors.empty()) << config.errors.front();
+  ASSERT_EQ(config.servers.size(), 70u);
+  size_t resolved = 0;
+  for (const PeerEndpoint& server : config.servers) resolved += server.resolved;
+  EXPECT_EQ(resolved, 9u);
+  EXPECT_TRUE(config.servers[3].resolved);
+  ASSERT_EQ(config.Peers().size(), 8u);
+  for (const PeerEndpoint& peer : config.Peers()) EXPECT_NE(peer.address.port(), 0) << peer.name;
+  ASSERT_TRUE(config.BindAddress());
+  EXPECT_EQ(config.BindAddress()->port(), 5003);
 }
 
 TEST(PeerList, MalformedEntriesAreReportedAndTheGoodOnesKept) {

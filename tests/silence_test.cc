@@ -64,5 +64,28 @@ TEST(Silence, APeerOnALossyLinkIsGivenTheWindowsItsLossesExplain) {
   EXPECT_EQ(window, 299u + 16);
 }
 
+// A server removed from the configuration (peer_membership.h) is forgotten:
+// no silent alarm however long it stays away, and when it comes back it
+// warms up like a new server. The same run without Forget alarms.
+uint64_t SilentAlarmsWhenS2LeavesAndReturns(bool forget) {
+  AnalyzerConfig config;
+  NameBook names;
+  ClusterDiagnoser diagnoser(config, {}, {}, &names, "s0");
+  diagnoser.KeepResults(false);
+  uint64_t silent = 0;
+  for (uint64_t window = 1; window <= 400; ++window) {
+    for (const char* server : {"s0", "s1", "s3"}) diagnoser.Add(SummaryOf(server, window));
+    if (window < 200 || window >= 300) diagnoser.Add(SummaryOf("s2", window));
+    if (window == 200 && forget) diagnoser.Forget("s2");
+    for (const Alarm& alarm : diagnoser.Analyze(window, window * 1000)) silent += alarm.kind == AlarmKind::kSilent;
+  }
+  return silent;
+}
+
+TEST(Silence, AServerRemovedFromTheConfigurationIsForgottenNotSilent) {
+  EXPECT_EQ(SilentAlarmsWhenS2LeavesAndReturns(true), 0u);
+  EXPECT_EQ(SilentAlarmsWhenS2LeavesAndReturns(false), 1u);
+}
+
 }  // namespace
 }  // namespace limpwatch::analyzer

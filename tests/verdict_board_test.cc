@@ -64,6 +64,18 @@ TEST(VerdictBoard, InALargerClusterOnlyTheServersScorersCount) {
   EXPECT_EQ(agreement.analyzers, 3u) << "s0, s1 and s3: s2 and s9 are not heard, s4 does not compare s2";
 }
 
+TEST(VerdictBoard, APeerThatLeftTheConfigurationNoLongerCounts) {
+  VerdictBoard board("s0", kOpenWindows, kStaleWindows);
+  board.Opened(DiskAlarm("s2", 100));
+  board.Heard(ListOf("s1", 100, {DiskVerdictOn("s2")}));
+  board.Heard(ListOf("s3", 100, {DiskVerdictOn("s2")}));
+  EXPECT_EQ(board.On("s2", shm::Resource::kDisk, AlarmKind::kAnomaly).analyzers, 3u);
+  board.Forget("s3");
+  Agreement agreement = board.On("s2", shm::Resource::kDisk, AlarmKind::kAnomaly);
+  EXPECT_EQ(agreement.agreeing, (std::vector<std::string>{"s0", "s1"}));
+  EXPECT_EQ(agreement.analyzers, 2u);
+}
+
 TEST(VerdictBoard, APeerOfWireMinorZeroIsNotCountedAndASilentPeerDropsOut) {
   VerdictBoard board("s0", kOpenWindows, kStaleWindows);
   board.Opened(DiskAlarm("s2", 100));

@@ -171,6 +171,10 @@ void AnalyzerLoop::TickOrThrow(const shm::SegmentView& segment, const std::strin
       pipeline_.LearnFromPeer(summary);
       diagnoser_.Add(summary);
     }
+    for (const std::string& departed : setup_.exchange->TakeDeparted()) {
+      diagnoser_.Forget(departed);
+      verdicts_.Forget(departed);
+    }
   }
 
   shm::Snapshot snapshot;

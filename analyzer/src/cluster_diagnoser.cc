@@ -318,6 +318,14 @@ void ClusterDiagnoser::RaiseUnlessSuppressed(ServerState& state, Alarm alarm, ui
   alarms->push_back(std::move(alarm));
 }
 
+void ClusterDiagnoser::Forget(const std::string& server) {
+  if (server == reporter_) return;
+  servers_.erase(server);
+  for (auto& [window, by_server] : pending_) by_server.erase(server);
+  std::erase_if(pending_, [](const auto& entry) { return entry.second.empty(); });
+  if (calibrated_) calibrated_->Forget(server);
+}
+
 std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_ms) {
   WindowResult result;
   result.window = window;

@@ -1,7 +1,10 @@
 #include "limpwatch/analyzer/peer_config.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 
 #include "host_port.h"
 
@@ -64,6 +67,7 @@ void FindSelf(const PeerConfigSources& sources, bool from_peer_list, PeerConfig*
   };
   if (!sources.self.empty()) {
     config->self = find(sources.self);
+    config->self_missing = !config->self;
     if (!config->self) {
       config->errors.push_back("LIMPWATCH_SELF='" + sources.self + "' names none of the " +
                                std::to_string(config->servers.size()) + " configured servers");
@@ -71,7 +75,8 @@ void FindSelf(const PeerConfigSources& sources, bool from_peer_list, PeerConfig*
     return;
   }
   if (!sources.node_name.empty()) config->self = find(sources.node_name);
-  if (!config->self && !config->servers.empty() && !config->bind_override) {
+  config->self_missing = !config->self && !config->servers.empty() && !config->bind_override;
+  if (config->self_missing) {
     config->errors.push_back("cannot tell which configured server is this one: set LIMPWATCH_SELF" +
                              (sources.node_name.empty() ? std::string()
                                                         : " (LIMPWATCH_NAME='" + sources.node_name + "' matches none)"));
@@ -109,6 +114,7 @@ void ReadGroupSize(const PeerConfigSources& sources, PeerConfig* config) {
 PeerConfigSources PeerConfigSources::FromEnvironment() {
   PeerConfigSources sources;
   sources.peers = Variable("LIMPWATCH_PEERS");
+  sources.peers_file = Variable("LIMPWATCH_PEERS_FILE");
   sources.pvfs_config = Variable("LIMPWATCH_PVFS_CONFIG");
   sources.self = Variable("LIMPWATCH_SELF");
   sources.node_name = Variable("LIMPWATCH_NAME");
@@ -119,14 +125,32 @@ PeerConfigSources PeerConfigSources::FromEnvironment() {
   return sources;
 }
 
+std::vector<size_t> PeerConfig::PeerIndexes() const {
+  if (self) return RingOf(servers).GroupOf(*self, group_size);
+  std::vector<size_t> everyone(servers.size());
+  for (size_t index = 0; index < servers.size(); ++index) everyone[index] = index;
+  return everyone;
+}
+
 std::vector<PeerEndpoint> PeerConfig::Peers() const {
   std::vector<PeerEndpoint> peers;
-  if (!self) {
-    peers = servers;
-    return peers;
+  for (size_t index : PeerIndexes()) {
+    if (servers[index].resolved) peers.push_back(servers[index]);
   }
-  for (size_t index : RingOf(servers).GroupOf(*self, group_size)) peers.push_back(servers[index]);
   return peers;
+}
+
+bool ResolvePeer(PeerEndpoint* peer, std::vector<std::string>* errors) {
+  if (peer->resolved) return true;
+  std::string error;
+  auto address = ResolvePeerHost(peer->host, peer->port, &error);
+  if (!address) {
+    errors->push_back(peer->origin + ": " + error);
+    return false;
+  }
+  peer->address = *address;
+  peer->resolved = true;
+  return true;
 }
 
 std::map<std::string, std::vector<std::string>> PeerConfig::Scorers() const {
@@ -146,47 +170,73 @@ std::map<std::string, std::vector<std::string>> PeerConfig::Scorers() const {
 
 std::optional<PeerAddress> PeerConfig::BindAddress() const {
   if (bind_override) return bind_override;
-  if (self) return servers[*self].address;
+  if (self && servers[*self].resolved) return servers[*self].address;
   return std::nullopt;
 }
+
+namespace {
+
+// One "[name[@kind]=]host:port" entry; a bad one adds a line to *errors.
+std::optional<PeerEndpoint> ParsePeerEntry(std::string_view entry, const std::string& origin,
+                                           std::vector<std::string>* errors) {
+  std::string name, kind;
+  std::string_view address_text = entry;
+  if (size_t equals = entry.find('='); equals != std::string_view::npos) {
+    name = std::string(TrimWhitespace(entry.substr(0, equals)));
+    address_text = TrimWhitespace(entry.substr(equals + 1));
+    if (size_t at = name.find('@'); at != std::string::npos) {
+      kind = std::string(TrimWhitespace(std::string_view(name).substr(at + 1)));
+      name = std::string(TrimWhitespace(std::string_view(name).substr(0, at)));
+      if (kind.empty()) {
+        errors->push_back(origin + " '" + std::string(entry) + "': empty kind after '@'");
+        return std::nullopt;
+      }
+    }
+    if (name.empty()) {
+      errors->push_back(origin + " '" + std::string(entry) + "': empty name before '='");
+      return std::nullopt;
+    }
+  }
+  std::string error;
+  auto split = SplitHostPort(address_text, &error);
+  if (split && split->port == 0) error = "port 0 in '" + std::string(address_text) + "'";
+  if (!split || split->port == 0) {
+    errors->push_back(origin + ": " + error);
+    return std::nullopt;
+  }
+  if (name.empty()) name = std::string(address_text);
+  auto numeric = PeerAddress::FromNumericHost(split->host, split->port);
+  return PeerEndpoint{name, split->host, split->port, numeric.value_or(PeerAddress()), origin, kind, numeric.has_value()};
+}
+
+}  // namespace
 
 std::vector<PeerEndpoint> ParsePeerList(std::string_view text, std::vector<std::string>* errors) {
   std::vector<PeerEndpoint> peers;
   ForEachListEntry(text, [&](std::string_view entry, size_t number) {
-    std::string origin = "LIMPWATCH_PEERS entry " + std::to_string(number);
-    std::string name, kind;
-    std::string_view address_text = entry;
-    if (size_t equals = entry.find('='); equals != std::string_view::npos) {
-      name = std::string(TrimWhitespace(entry.substr(0, equals)));
-      address_text = TrimWhitespace(entry.substr(equals + 1));
-      if (size_t at = name.find('@'); at != std::string::npos) {
-        kind = std::string(TrimWhitespace(std::string_view(name).substr(at + 1)));
-        name = std::string(TrimWhitespace(std::string_view(name).substr(0, at)));
-        if (kind.empty()) {
-          errors->push_back(origin + " '" + std::string(entry) + "': empty kind after '@'");
-          return;
-        }
-      }
-      if (name.empty()) {
-        errors->push_back(origin + " '" + std::string(entry) + "': empty name before '='");
-        return;
-      }
-    }
-    std::string error;
-    auto split = SplitHostPort(address_text, &error);
-    if (split && split->port == 0) error = "port 0 in '" + std::string(address_text) + "'";
-    if (!split || split->port == 0) {
-      errors->push_back(origin + ": " + error);
-      return;
-    }
-    auto address = ResolvePeerHost(split->host, split->port, &error);
-    if (!address) {
-      errors->push_back(origin + ": " + error);
-      return;
-    }
-    if (name.empty()) name = std::string(address_text);
-    peers.push_back({name, split->host, split->port, *address, origin, kind});
+    auto peer = ParsePeerEntry(entry, "LIMPWATCH_PEERS entry " + std::to_string(number), errors);
+    if (peer) peers.push_back(std::move(*peer));
   });
+  return peers;
+}
+
+std::vector<PeerEndpoint> ParsePeerFile(const std::string& path, std::vector<std::string>* errors) {
+  std::vector<PeerEndpoint> peers;
+  std::ifstream file(path);
+  if (!file) {
+    errors->push_back("LIMPWATCH_PEERS_FILE='" + path + "' cannot be read: " + std::strerror(errno));
+    return peers;
+  }
+  std::string line;
+  for (size_t number = 1; std::getline(file, line); ++number) {
+    std::string_view text = line;
+    text = text.substr(0, text.find('#'));
+    ForEachListEntry(text, [&](std::string_view entry, size_t) {
+      auto peer = ParsePeerEntry(entry, path + ":" + std::to_string(number), errors);
+      if (peer) peers.push_back(std::move(*peer));
+    });
+  }
+  if (file.bad()) errors->push_back("LIMPWATCH_PEERS_FILE='" + path + "': read error: " + std::strerror(errno));
   return peers;
 }
 
@@ -200,19 +250,37 @@ PeerConfig LoadPeerConfig(const PeerConfigSources& sources) {
                                 "' is not a numeric <ip>:<port> or [<ipv6>]:<port>");
       }
     }
-    bool from_peer_list = !sources.peers.empty();
+    bool from_peer_list = !sources.peers.empty() || !sources.peers_file.empty();
     if (from_peer_list) {
+      std::string chosen = !sources.peers.empty() ? "LIMPWATCH_PEERS" : "LIMPWATCH_PEERS_FILE";
+      if (!sources.peers.empty() && !sources.peers_file.empty()) {
+        config.errors.push_back("both LIMPWATCH_PEERS and LIMPWATCH_PEERS_FILE are set; LIMPWATCH_PEERS_FILE='" +
+                                sources.peers_file + "' is ignored");
+      }
       if (!sources.pvfs_config.empty()) {
-        config.errors.push_back("both LIMPWATCH_PEERS and LIMPWATCH_PVFS_CONFIG are set; LIMPWATCH_PVFS_CONFIG='" +
+        config.errors.push_back("both " + chosen + " and LIMPWATCH_PVFS_CONFIG are set; LIMPWATCH_PVFS_CONFIG='" +
                                 sources.pvfs_config + "' is ignored");
       }
-      config.servers = ParsePeerList(sources.peers, &config.errors);
+      if (!sources.peers.empty()) {
+        config.servers = ParsePeerList(sources.peers, &config.errors);
+      } else {
+        config.servers = ParsePeerFile(sources.peers_file, &config.errors);
+        config.source_file = sources.peers_file;
+      }
     } else if (!sources.pvfs_config.empty()) {
       PvfsPortRule rule = ReadPortRule(sources, &config.errors);
       config.servers = ParsePvfsAliases(sources.pvfs_config, rule, &config.errors);
+      config.source_file = sources.pvfs_config;
     }
-    FindSelf(sources, from_peer_list, &config);
     ReadGroupSize(sources, &config);
+    FindSelf(sources, from_peer_list, &config);
+    if (!config.self_missing) {
+      // This server's own address, and its group's: what it binds and sends
+      // to (every server's, when which one is this is not known).
+      std::vector<size_t> needed = config.PeerIndexes();
+      if (config.self) needed.push_back(*config.self);
+      for (size_t index : needed) ResolvePeer(&config.servers[index], &config.errors);
+    }
   } catch (const std::exception& exception) {
     config.errors.push_back(std::string("peer configuration: ") + exception.what());
   }

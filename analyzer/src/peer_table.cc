@@ -6,9 +6,19 @@
 
 namespace limpwatch::analyzer {
 
-PeerTable::PeerTable(std::vector<PeerEndpoint> peers, int64_t now_monotonic_ns) {
+PeerTable::PeerTable(std::vector<PeerEndpoint> peers, int64_t now_monotonic_ns, const PeerTable* previous) {
   entries_.reserve(peers.size());
   for (auto& peer : peers) {
+    if (previous != nullptr) {
+      auto kept = std::find_if(previous->entries_.begin(), previous->entries_.end(), [&](const PeerLiveness& old) {
+        return old.endpoint.name == peer.name && old.endpoint.address == peer.address;
+      });
+      if (kept != previous->entries_.end()) {
+        entries_.push_back(*kept);
+        entries_.back().endpoint = std::move(peer);
+        continue;
+      }
+    }
     PeerLiveness entry;
     entry.endpoint = std::move(peer);
     entry.last_accept_monotonic_ns = now_monotonic_ns;

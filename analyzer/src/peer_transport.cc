@@ -1,5 +1,6 @@
 #include "limpwatch/analyzer/peer_transport.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 
@@ -59,8 +60,26 @@ class PeerTransport::Impl {
       }
       destinations.push_back(destination);
     }
+    // The peers that leave become former peers (FormerPeer below); one
+    // listed again is a peer again.
+    auto listed = [&](const PeerAddress& address) {
+      return std::any_of(peers.begin(), peers.end(), [&](const PeerEndpoint& peer) { return peer.address == address; });
+    };
+    std::erase_if(formers_, [&](const FormerPeer& former) { return listed(former.address); });
+    for (size_t index = 0; index < table_.entries().size(); ++index) {
+      const PeerAddress& address = table_.entries()[index].endpoint.address;
+      if (!listed(address)) formers_.push_back({address, destinations_[index], sends_});
+    }
     destinations_ = std::move(destinations);
-    table_ = PeerTable(std::move(peers), MonotonicNowNs());
+    table_ = PeerTable(std::move(peers), MonotonicNowNs(), &table_);
+    return true;
+  }
+
+  bool ApplyConfig(const PeerConfig& config, std::string* error) {
+    if (!SetPeers(config.Peers(), error)) return false;
+    options_.cluster_servers = config.servers.size();
+    options_.kind = config.self ? config.servers[*config.self].kind : std::string();
+    options_.scorers = config.Scorers();
     return true;
   }
 
@@ -72,8 +91,17 @@ class PeerTransport::Impl {
       return report;
     }
     report.datagram_bytes = datagram_.size();
-    report.destinations = destinations_.size();
-    channel_->SendToAll(datagram_, destinations_);
+    ++sends_;
+    std::erase_if(formers_,
+                  [&](const FormerPeer& former) { return sends_ - former.heard_at_send > options_.former_peer_sends; });
+    const std::vector<DatagramDestination>* destinations = &destinations_;
+    if (!formers_.empty()) {
+      all_destinations_ = destinations_;
+      for (const FormerPeer& former : formers_) all_destinations_.push_back(former.destination);
+      destinations = &all_destinations_;
+    }
+    report.destinations = destinations->size();
+    channel_->SendToAll(datagram_, *destinations);
     Bump(counters_.summaries_sent);
     MirrorChannelCounters();
     return report;
@@ -142,6 +170,11 @@ class PeerTransport::Impl {
   DecodeError Admit(ReceivedDatagram& datagram, ReceivedSummary* result) {
     result->source = datagram.source;
     result->peer_index = table_.Find(datagram.source);
+    if (result->peer_index < 0) {
+      for (FormerPeer& former : formers_) {
+        if (former.address == datagram.source) former.heard_at_send = sends_;
+      }
+    }
     if (result->peer_index < 0 && !options_.accept_unknown_senders) return DecodeError::kUnknownSender;
     // A datagram cut by the receive buffer is longer than any summary.
     if (datagram.wire_size != datagram.bytes.size()) return DecodeError::kOversized;
@@ -173,6 +206,18 @@ class PeerTransport::Impl {
   std::unique_ptr<DatagramChannel> channel_;
   std::string fallback_reason_;
   std::vector<DatagramDestination> destinations_;
+  // A peer that left this server's group while it may still list this one
+  // (its copy of the configuration not changed yet): this server keeps
+  // sending to it while it keeps sending here, so that it does not see this
+  // server fall silent. Its datagrams are still refused (unknown_sender).
+  struct FormerPeer {
+    PeerAddress address;
+    DatagramDestination destination;
+    uint64_t heard_at_send = 0;  // sends_ when it was last heard (or left)
+  };
+  std::vector<FormerPeer> formers_;
+  std::vector<DatagramDestination> all_destinations_;  // reused: the peers and the former peers
+  uint64_t sends_ = 0;
   ReplayGuard replay_;
   PeerTable table_;
   std::vector<uint8_t> datagram_;           // reused encode buffer
@@ -205,6 +250,16 @@ std::unique_ptr<PeerTransport> PeerTransport::CreateFromEnvironment(std::vector<
   try {
     PeerConfig config = LoadPeerConfig(PeerConfigSources::FromEnvironment());
     problems->insert(problems->end(), config.errors.begin(), config.errors.end());
+    return CreateFromConfig(config, problems);
+  } catch (const std::exception& exception) {
+    problems->push_back(std::string("peer exchange disabled: ") + exception.what());
+    return nullptr;
+  }
+}
+
+std::unique_ptr<PeerTransport> PeerTransport::CreateFromConfig(const PeerConfig& config,
+                                                              std::vector<std::string>* problems) {
+  try {
     std::string error;
     std::optional<PeerKey> key = LoadPeerKeyFromEnvironment(&error);
     if (!error.empty()) {
@@ -218,12 +273,9 @@ std::unique_ptr<PeerTransport> PeerTransport::CreateFromEnvironment(std::vector<
     }
     PeerTransportOptions options;
     options.bind = *bind;
-    options.peers = config.Peers();
-    options.cluster_servers = config.servers.size();
-    if (config.self) options.kind = config.servers[*config.self].kind;
-    options.scorers = config.Scorers();
     options.key = std::move(key);
     auto transport = Create(std::move(options), &error);
+    if (transport && !transport->ApplyConfig(config, &error)) transport.reset();
     if (!transport) problems->push_back("peer exchange disabled: " + error);
     return transport;
   } catch (const std::exception& exception) {
@@ -253,6 +305,16 @@ std::vector<ReceivedSummary> PeerTransport::Poll(std::chrono::nanoseconds timeou
 bool PeerTransport::SetPeers(std::vector<PeerEndpoint> peers, std::string* error) {
   try {
     return impl_->SetPeers(std::move(peers), error);
+  } catch (const std::exception& exception) {
+    impl_->CountInternalError();
+    *error = exception.what();
+    return false;
+  }
+}
+
+bool PeerTransport::ApplyConfig(const PeerConfig& config, std::string* error) {
+  try {
+    return impl_->ApplyConfig(config, error);
   } catch (const std::exception& exception) {
     impl_->CountInternalError();
     *error = exception.what();

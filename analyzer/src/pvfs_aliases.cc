@@ -158,12 +158,9 @@ class AliasParser {
       }
       port = static_cast<uint16_t>(shifted);
     }
-    auto address = ResolvePeerHost(split->host, *port, &error);
-    if (!address) {
-      Error("alias '" + name + "': " + error);
-      return;
-    }
-    servers_.push_back({name, split->host, *port, *address, path_ + ":" + std::to_string(line_number_)});
+    auto numeric = PeerAddress::FromNumericHost(split->host, *port);
+    servers_.push_back({name, split->host, *port, numeric.value_or(PeerAddress()),
+                        path_ + ":" + std::to_string(line_number_), "", numeric.has_value()});
   }
 
   const std::string& path_;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <utility>
 
 #include "limpwatch/analyzer/peer_status.h"
 
@@ -17,9 +18,10 @@ std::string SecondsText(int64_t nanoseconds) {
 
 class TransportExchange : public SummaryExchange {
  public:
-  TransportExchange(std::unique_ptr<PeerTransport> transport, std::function<void(const std::string&)> log,
-                    std::chrono::nanoseconds no_peer_heard)
+  TransportExchange(std::unique_ptr<PeerTransport> transport, std::unique_ptr<PeerMembership> membership,
+                    std::function<void(const std::string&)> log, std::chrono::nanoseconds no_peer_heard)
       : transport_(std::move(transport)),
+        membership_(std::move(membership)),
         log_(std::move(log)),
         no_peer_heard_ns_(no_peer_heard.count()),
         last_heard_ns_(MonotonicNowNs()) {}
@@ -37,8 +39,9 @@ class TransportExchange : public SummaryExchange {
       group = ", the comparison group of " + std::to_string(peers.size()) + kind + " among the cluster's " +
               std::to_string(transport_->cluster_servers()) + " servers";
     }
-    return std::to_string(peers.size()) + " (" + names + group + ") over " + IoPathName(transport_->io_path()) + " on " +
-           transport_->local_address().ToString() + (transport_->authenticated() ? ", authenticated" : ", no key");
+    return std::to_string(peers.size()) + " (" + names + group + ") over " + IoPathName(transport_->io_path()) +
+           " on " + transport_->local_address().ToString() +
+           (transport_->authenticated() ? ", authenticated" : ", no key");
   }
 
   std::vector<std::string> ScorersOf(const std::string& server) const override {
@@ -54,10 +57,12 @@ class TransportExchange : public SummaryExchange {
   }
 
   std::vector<PeerSummary> Receive() override {
+    FollowMembership();
     std::vector<PeerSummary> summaries;
     for (ReceivedSummary& received : transport_->Poll(std::chrono::nanoseconds(0))) {
-      summaries.push_back(std::move(received.summary));
+      if (!withdrawn_) summaries.push_back(std::move(received.summary));
     }
+    if (withdrawn_) return summaries;  // retired: drained, compared with nobody
     ReportSilence(!summaries.empty());
     std::string rejection = transport_->last_rejection();
     if (!rejection.empty() && rejection != last_logged_rejection_) {
@@ -68,6 +73,8 @@ class TransportExchange : public SummaryExchange {
   }
 
   PeerSummary AsReceived(const PeerSummary& summary) const override { return WireRoundTrip(summary); }
+
+  std::vector<std::string> TakeDeparted() override { return std::exchange(departed_, {}); }
 
   void PublishStatus(const shm::SegmentView& segment) override {
     PeerCounters counters = transport_->counters();
@@ -81,6 +88,22 @@ class TransportExchange : public SummaryExchange {
   }
 
  private:
+  // A changed configuration file becomes this exchange's peers, and the
+  // peers that left are handed to the analyzer to forget.
+  void FollowMembership() {
+    if (!membership_) return;
+    auto change = membership_->Recheck(
+        [&](const PeerConfig& config, std::string* error) { return transport_->ApplyConfig(config, error); });
+    if (!change) return;
+    const auto& peers = transport_->peer_table().entries();
+    log_("analyzer: " + change->Describe(peers.size()) + (change->applied ? "; now comparing with " + Describe() : ""));
+    if (change->withdrawn && !withdrawn_) {
+      for (const PeerLiveness& peer : peers) departed_.push_back(peer.endpoint.name);
+    }
+    if (change->withdrawn || change->applied) withdrawn_ = change->withdrawn;
+    departed_.insert(departed_.end(), change->left.begin(), change->left.end());
+  }
+
   // "Nothing heard" once, after a minute of it; "heard again" once after that.
   void ReportSilence(bool heard) {
     int64_t now = MonotonicNowNs();
@@ -101,6 +124,9 @@ class TransportExchange : public SummaryExchange {
   }
 
   std::unique_ptr<PeerTransport> transport_;
+  std::unique_ptr<PeerMembership> membership_;  // null: the peers never change
+  std::vector<std::string> departed_;
+  bool withdrawn_ = false;  // taken out of the configuration (peer_membership.h)
   std::function<void(const std::string&)> log_;
   std::string last_logged_rejection_;
   int64_t no_peer_heard_ns_;
@@ -120,7 +146,24 @@ PeerSummary WireRoundTrip(const PeerSummary& summary) {
 std::unique_ptr<SummaryExchange> MakeTransportExchange(std::unique_ptr<PeerTransport> transport,
                                                        std::function<void(const std::string&)> log,
                                                        std::chrono::nanoseconds no_peer_heard) {
-  return std::make_unique<TransportExchange>(std::move(transport), std::move(log), no_peer_heard);
+  return std::make_unique<TransportExchange>(std::move(transport), nullptr, std::move(log), no_peer_heard);
+}
+
+std::unique_ptr<SummaryExchange> MakeTransportExchange(std::unique_ptr<PeerTransport> transport,
+                                                       std::unique_ptr<PeerMembership> membership,
+                                                       std::function<void(const std::string&)> log,
+                                                       std::chrono::nanoseconds no_peer_heard) {
+  return std::make_unique<TransportExchange>(std::move(transport), std::move(membership), std::move(log),
+                                             no_peer_heard);
+}
+
+std::unique_ptr<SummaryExchange> MakeExchangeFromEnvironment(std::function<void(const std::string&)> log,
+                                                             std::vector<std::string>* problems) {
+  auto membership = std::make_unique<PeerMembership>(PeerMembership::Load(PeerConfigSources::FromEnvironment()));
+  problems->insert(problems->end(), membership->config().errors.begin(), membership->config().errors.end());
+  auto transport = PeerTransport::CreateFromConfig(membership->config(), problems);
+  if (!transport) return nullptr;
+  return MakeTransportExchange(std::move(transport), std::move(membership), std::move(log));
 }
 
 }  // namespace limpwatch::analyzer

@@ -46,6 +46,8 @@ void VerdictBoard::Heard(const PeerSummary& summary) {
   list.verdicts = summary.verdicts;
 }
 
+void VerdictBoard::Forget(const std::string& peer) { peers_.erase(peer); }
+
 bool VerdictBoard::Fresh(const PeerList& list) const { return list.window + stale_windows_ >= window_; }
 
 std::vector<OpenVerdict> VerdictBoard::OwnVerdicts() const {

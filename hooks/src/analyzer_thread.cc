@@ -109,13 +109,12 @@ void RunAnalyzer(uint32_t epoch) {
   std::string node = NodeName();
   analyzer::AnalyzerSetup setup = analyzer::AnalyzerSetupFromEnvironment(node, Log);
   std::vector<std::string> problems;
-  auto transport = analyzer::PeerTransport::CreateFromEnvironment(&problems);
+  setup.exchange = analyzer::MakeExchangeFromEnvironment(Log, &problems);
   for (const auto& problem : problems) Log("analyzer: " + problem);
-  if (transport) {
-    setup.exchange = analyzer::MakeTransportExchange(std::move(transport), Log);
-  } else if (problems.empty()) {
-    Log("analyzer: no peers configured (LIMPWATCH_PEERS or LIMPWATCH_PVFS_CONFIG); comparing nothing");
-  } else {
+  if (!setup.exchange && problems.empty()) {
+    Log("analyzer: no peers configured (LIMPWATCH_PEERS, LIMPWATCH_PEERS_FILE or LIMPWATCH_PVFS_CONFIG); comparing "
+        "nothing");
+  } else if (!setup.exchange) {
     Log("analyzer: no exchange with the peers (the line above says why); checking this server alone");
   }
   analyzer::AnalyzerLoop loop(std::move(setup));

@@ -4,9 +4,12 @@
 //
 // Invariants, for every input:
 //   - every non-empty entry becomes one peer or one error line naming it;
-//   - a peer has a host, a port other than 0, an address with that port,
-//     and the name its entry gives (the text before '=', else the address)
-//     and its kind (after an '@' in that text, never empty; else none);
+//   - a peer has a host, a port other than 0, and the name its entry gives
+//     (the text before '=', else the address) and its kind (after an '@' in
+//     that text, never empty; else none);
+//   - it is resolved when its host is numeric; resolved (ResolvePeer) or
+//     not, it has an address with its port, or one error line naming its
+//     entry;
 //   - its address prints as text that parses back to the same address.
 #include <cstddef>
 #include <cstdint>
@@ -59,8 +62,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const std::string& error : errors) {
     Check(error.compare(0, kOriginPrefix.size(), kOriginPrefix) == 0, "an error names its entry");
   }
-  for (const PeerEndpoint& peer : peers) {
+  for (PeerEndpoint& peer : peers) {
     Check(!peer.host.empty() && peer.port != 0, "a peer has a host and a port other than 0");
+    Check(peer.resolved || !PeerAddress::FromNumericHost(peer.host, peer.port), "a numeric host is resolved at once");
+    std::vector<std::string> lookup_errors;
+    bool resolved = ResolvePeer(&peer, &lookup_errors);
+    Check(resolved == lookup_errors.empty() && lookup_errors.size() <= 1, "a lookup resolves or gives one error");
+    if (!resolved) {
+      Check(lookup_errors[0].compare(0, peer.origin.size(), peer.origin) == 0, "which names its entry");
+      continue;
+    }
     Check(peer.address.port() == peer.port, "its address has its port");
     Check(peer.origin.compare(0, kOriginPrefix.size(), kOriginPrefix) == 0, "its origin names its entry");
     size_t number = std::stoul(peer.origin.substr(kOriginPrefix.size()));

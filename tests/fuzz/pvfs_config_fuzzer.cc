@@ -6,8 +6,9 @@
 // (fuzz_support.h).
 //
 // Invariants, for every input and rule:
-//   - aliases are unique, each with a host, a port other than 0 and an
-//     address with that port;
+//   - aliases are unique, each with a host, a port other than 0 and, once
+//     resolved (ResolvePeer), an address with that port or one error line
+//     naming its line;
 //   - an alias given a port of its own has it; any other has its BMI port
 //     plus the offset;
 //   - every error line names the file (or the variable of the port rule).
@@ -32,10 +33,16 @@ void CheckUnder(const std::string& path, const PvfsPortRule& rule) {
   std::vector<std::string> errors;
   std::vector<PeerEndpoint> servers = ParsePvfsAliases(path, rule, &errors);
   std::set<std::string> names;
-  for (const PeerEndpoint& server : servers) {
+  for (PeerEndpoint& server : servers) {
     Check(names.insert(server.name).second, "aliases are unique");
     Check(!server.name.empty() && !server.host.empty(), "an alias has a name and a host");
-    Check(server.port != 0 && server.address.port() == server.port, "and a port other than 0, its address's");
+    std::vector<std::string> lookup_errors;
+    if (ResolvePeer(&server, &lookup_errors)) {
+      Check(server.port != 0 && server.address.port() == server.port, "and a port other than 0, its address's");
+    } else {
+      Check(lookup_errors.size() == 1 && lookup_errors[0].compare(0, server.origin.size(), server.origin) == 0,
+            "or one error line naming its line");
+    }
     Check(server.origin.compare(0, path.size() + 1, path + ":") == 0, "its origin is a line of the file");
     bool own_port = false;
     for (const auto& [alias, port] : rule.alias_ports) {

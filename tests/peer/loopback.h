@@ -22,7 +22,7 @@ namespace limpwatch::analyzer::testing {
 inline PeerAddress Address(const std::string& text) { return *PeerAddress::ParseNumeric(text); }
 
 inline PeerEndpoint Endpoint(const std::string& name, const PeerAddress& address) {
-  return {name, "", address.port(), address, "test peer " + name};
+  return {name, "", address.port(), address, "test peer " + name, "", true};
 }
 
 inline std::unique_ptr<PeerTransport> OpenTransport(IoPreference io, const std::string& bind = "127.0.0.1:0",

@@ -50,12 +50,11 @@ int RunAnalyze(const std::vector<std::string>& args) {
   };
   analyzer::AnalyzerSetup setup = analyzer::AnalyzerSetupFromEnvironment(node, log);
   std::vector<std::string> problems;
-  auto transport = analyzer::PeerTransport::CreateFromEnvironment(&problems);
+  setup.exchange = analyzer::MakeExchangeFromEnvironment(log, &problems);
   for (const std::string& problem : problems) Warn(problem);
-  if (transport) {
-    setup.exchange = analyzer::MakeTransportExchange(std::move(transport), log);
-  } else {
-    Warn("no peers configured (LIMPWATCH_PEERS or LIMPWATCH_PVFS_CONFIG): nothing to compare with");
+  if (!setup.exchange) {
+    Warn("no peers configured (LIMPWATCH_PEERS, LIMPWATCH_PEERS_FILE or LIMPWATCH_PVFS_CONFIG): nothing to compare "
+         "with");
   }
   analyzer::AnalyzerLoop loop(std::move(setup));
   StopSignals stop;

@@ -15,7 +15,15 @@
 //                    [--fault-windows 60] [--limping 1] [--limp-ratio 4]
 //                    [--observers 100] [--drop 0.05] [--delay 0.01]
 //                    [--partition 0.1] [--partition-windows 30] [--seed 1]
-//                    [--threads 2] [--no-key] [--check]
+//                    [--threads 2] [--churn 0] [--churn-spread 10]
+//                    [--no-key] [--check]
+//
+// --churn K changes the membership half-way through the fault-free windows:
+// K servers are taken out of the configuration and K new ones put in. Each
+// server picks up the new list at its own window within --churn-spread
+// windows (a file reaching the nodes one by one), recomputes its group and
+// forgets the peers that left it (peer_membership.h); the new servers start
+// with the new list, the ones taken out stop once every server has it.
 //
 // --check exits 1 unless, at every N, the groups are symmetric and every
 // server is scored by the full group, every planted server is indicted by
@@ -63,6 +71,8 @@ struct Options {
   uint64_t partition_windows = 30;
   uint32_t seed = 1;
   int threads = 2;
+  size_t churn = 0;
+  uint64_t churn_spread = 10;
   bool key = true;
   bool check = false;
 };
@@ -72,7 +82,8 @@ struct Options {
   std::fprintf(stderr,
                "usage: scale_simulation [--servers N,N,...] [--group G] [--windows W] [--fault-windows F]\n"
                "       [--limping K] [--limp-ratio R] [--observers K] [--drop P] [--delay P]\n"
-               "       [--partition SHARE] [--partition-windows W] [--seed S] [--threads T] [--no-key] [--check]\n");
+               "       [--partition SHARE] [--partition-windows W] [--seed S] [--threads T]\n"
+               "       [--churn K] [--churn-spread W] [--no-key] [--check]\n");
   std::exit(2);
 }
 
@@ -128,6 +139,10 @@ Options ParseOptions(int argc, char** argv) {
       options.partition_windows = uint64_t(Number("--partition-windows", value, 0, 1e6));
     } else if (flag == "--seed") {
       options.seed = uint32_t(Number("--seed", value, 0, 4e9));
+    } else if (flag == "--churn") {
+      options.churn = size_t(Number("--churn", value, 0, 1e5));
+    } else if (flag == "--churn-spread") {
+      options.churn_spread = uint64_t(Number("--churn-spread", value, 0, 1000));
     } else if (flag == "--threads") {
       options.threads = int(Number("--threads", value, 1, 64));
     } else {
@@ -184,6 +199,10 @@ struct RunReport {
   uint64_t majority_false = 0;          // windows x servers held open by a majority of their scorers, not planted
   uint64_t silent_across_partition = 0, silent_other = 0;
   uint64_t rejected = 0;
+  size_t churned = 0;          // servers taken out, and as many put in
+  uint64_t churn_window = 0;
+  size_t groups_changed = 0;   // servers whose group changed
+  double peers_moved = 0;      // peers joined per changed group, on average
   std::vector<PlantedOutcome> planted;
   double wall_s = 0;
   double ring_ms = 0;  // ordering the ring: what every server does once at start
@@ -210,8 +229,21 @@ RunReport Run(const Options& options, int servers) {
   std::shuffle(everyone.begin(), everyone.end(), random);
   std::vector<size_t> limping(everyone.begin(), everyone.begin() + std::min(options.limping, servers));
 
+  // Membership change: servers [servers, total) are put in, as many others taken out.
+  const size_t churn = std::min(options.churn, size_t(servers) / 4);
+  const int total = servers + int(churn);
+  const uint64_t churn_at = first_window + settle_windows + options.windows / 2;
+  const uint64_t churn_done = churn_at + options.churn_spread;  // every server has the new list
+  std::vector<bool> taken_out(total, false);
+  for (size_t index : everyone) {
+    if (size_t(std::count(taken_out.begin(), taken_out.end(), true)) >= churn) break;
+    if (std::find(limping.begin(), limping.end(), index) == limping.end()) taken_out[index] = true;
+  }
+  report.churned = churn;
+  report.churn_window = churn_at;
+
   scale::SyntheticSpec spec;
-  spec.servers = servers;
+  spec.servers = total;
   spec.seed = options.seed;
   spec.window_ticks = config.window_ticks;
   spec.limping = limping;
@@ -220,32 +252,79 @@ RunReport Run(const Options& options, int servers) {
   scale::SyntheticCluster cluster(spec);
   const std::vector<std::string>& names = cluster.names();
 
-  double ring_started = WallSeconds();
-  analyzer::ComparisonRing ring(names);
-  report.ring_ms = (WallSeconds() - ring_started) * 1e3;
-  std::vector<std::vector<size_t>> groups(servers);
-  for (int index = 0; index < servers; ++index) groups[index] = ring.GroupOf(size_t(index), report.group);
-  std::vector<size_t> scorers(servers, 0);
-  for (int index = 0; index < servers; ++index) {
-    for (size_t member : groups[index]) ++scorers[member];
+  // The groups every server computes from a list of `members`: by global index.
+  auto groups_of = [&](const std::vector<size_t>& members, double* ring_ms) {
+    std::vector<std::string> listed;
+    for (size_t member : members) listed.push_back(names[member]);
+    double ring_started = WallSeconds();
+    analyzer::ComparisonRing ring(listed);
+    if (ring_ms != nullptr) *ring_ms = (WallSeconds() - ring_started) * 1e3;
+    std::vector<std::vector<size_t>> groups(total);
+    for (size_t place = 0; place < members.size(); ++place) {
+      for (size_t member : ring.GroupOf(place, report.group)) groups[members[place]].push_back(members[member]);
+    }
+    return groups;
+  };
+  std::vector<size_t> listed_before, listed_after;
+  for (int index = 0; index < total; ++index) {
+    if (index < servers) listed_before.push_back(size_t(index));
+    if (!taken_out[index]) listed_after.push_back(size_t(index));
   }
-  for (int index = 0; index < servers && report.symmetric; ++index) {
-    for (size_t member : groups[index]) {
-      if (std::find(groups[member].begin(), groups[member].end(), size_t(index)) == groups[member].end()) {
-        report.symmetric = false;
-        break;
-      }
+  std::vector<std::vector<size_t>> groups_before = groups_of(listed_before, &report.ring_ms);
+  std::vector<std::vector<size_t>> groups_after = churn > 0 ? groups_of(listed_after, nullptr) : groups_before;
+  auto scorers_of = [&](const std::vector<std::vector<size_t>>& groups) {
+    std::vector<size_t> scorers(total, 0);
+    for (const auto& group : groups) {
+      for (size_t member : group) ++scorers[member];
+    }
+    return scorers;
+  };
+  std::vector<size_t> scorers_before = scorers_of(groups_before), scorers_after = scorers_of(groups_after);
+  const std::vector<size_t>& listed_last = churn > 0 ? listed_after : listed_before;
+  report.min_scorers = report.max_scorers = scorers_after[listed_last.front()];
+  for (size_t index : listed_last) {
+    report.min_scorers = std::min(report.min_scorers, scorers_after[index]);
+    report.max_scorers = std::max(report.max_scorers, scorers_after[index]);
+    for (size_t member : groups_after[index]) {
+      const auto& back = groups_after[member];
+      if (std::find(back.begin(), back.end(), index) == back.end()) report.symmetric = false;
+    }
+    const auto& before = groups_before[index];
+    size_t joined = 0;
+    for (size_t member : groups_after[index]) joined += std::find(before.begin(), before.end(), member) == before.end();
+    if (joined > 0 && index < size_t(servers)) {
+      ++report.groups_changed;
+      report.peers_moved += double(joined);
     }
   }
-  report.min_scorers = *std::min_element(scorers.begin(), scorers.end());
-  report.max_scorers = *std::max_element(scorers.begin(), scorers.end());
+  if (report.groups_changed > 0) report.peers_moved /= double(report.groups_changed);
+
+  // When each server picks up the new list (a hash of its name: the file
+  // reaches the nodes one by one), while it runs, and whom it sends to then.
+  std::vector<uint64_t> switch_window(total, UINT64_MAX);
+  for (int index = 0; index < total && churn > 0; ++index) {
+    switch_window[index] =
+        index >= servers ? churn_at : churn_at + shm::FunctionNameHash(names[index]) % (options.churn_spread + 1);
+  }
+  auto running = [&](size_t index, uint64_t window) {
+    if (index >= size_t(servers)) return window >= churn_at;
+    return !taken_out[index] || window <= churn_done;
+  };
+  // A server taken out keeps sending to its last group until it stops, and
+  // from its switch on compares nobody (peer_membership.h).
+  auto group = [&](size_t index, uint64_t window) -> const std::vector<size_t>& {
+    return window >= switch_window[index] && !taken_out[index] ? groups_after[index] : groups_before[index];
+  };
+  auto withdrawn = [&](size_t index, uint64_t window) { return taken_out[index] && window >= switch_window[index]; };
 
   // The analyzers run: the planted servers and their scorers, then others at random.
-  std::vector<bool> observed(servers, false);
+  std::vector<bool> observed(total, false);
   for (size_t planted : limping) {
     observed[planted] = true;
-    for (size_t member : groups[planted]) observed[member] = true;
+    for (size_t member : groups_before[planted]) observed[member] = true;
+    for (size_t member : groups_after[planted]) observed[member] = true;
   }
+  for (int index = servers; index < total; ++index) observed[index] = true;  // every new server
   size_t extra = 0;
   for (size_t index : everyone) {
     if (extra >= options.observers) break;
@@ -255,7 +334,7 @@ RunReport Run(const Options& options, int servers) {
     }
   }
   std::vector<size_t> observers;
-  for (int index = 0; index < servers; ++index) {
+  for (int index = 0; index < total; ++index) {
     if (observed[index]) observers.push_back(size_t(index));
   }
   report.observed = observers.size();
@@ -264,11 +343,12 @@ RunReport Run(const Options& options, int servers) {
   network_spec.seed = options.seed;
   network_spec.drop = options.drop;
   network_spec.delay = options.delay;
-  network_spec.partitioned.assign(servers, false);
+  network_spec.partitioned.assign(total, false);
   size_t cut_off = size_t(options.partition * servers);
   for (size_t index : everyone) {
     if (cut_off == 0) break;
-    if (std::find(limping.begin(), limping.end(), index) != limping.end()) continue;
+    // Servers still running when it starts: not the planted ones, nor those taken out.
+    if (std::find(limping.begin(), limping.end(), index) != limping.end() || taken_out[index]) continue;
     network_spec.partitioned[index] = true;
     --cut_off;
   }
@@ -291,17 +371,18 @@ RunReport Run(const Options& options, int servers) {
   manifest.AddRule("dbpf_disk_wait_*", shm::Resource::kDisk);
   manifest.AddRule("pvfs_server_function_*", shm::Resource::kCpu);
 
-  std::vector<std::unique_ptr<scale::SimulatedAnalyzer>> analyzers(servers);
+  std::vector<std::unique_ptr<scale::SimulatedAnalyzer>> analyzers(total);
   for (size_t index : observers) {
     analyzers[index] =
         std::make_unique<scale::SimulatedAnalyzer>(names[index], config, manifest, &function_names, key_pointer);
   }
-  std::vector<std::vector<uint8_t>> datagrams(servers);
-  std::vector<std::vector<std::vector<uint8_t>>> late(servers);
-  std::vector<std::vector<analyzer::Alarm>> raised(servers);
-  std::vector<int64_t> encode_ns(servers, 0);
-  std::vector<int64_t> analyze_ns(servers, 0);
-  std::vector<int64_t> analyze_window_ns(servers, 0);
+  std::vector<std::vector<uint8_t>> datagrams(total);
+  std::vector<std::vector<std::vector<uint8_t>>> late(total);
+  std::vector<std::vector<analyzer::Alarm>> raised(total);
+  std::vector<int64_t> encode_ns(total, 0);
+  std::vector<int64_t> analyze_ns(total, 0);
+  std::vector<int64_t> analyze_window_ns(total, 0);
+  std::vector<uint64_t> analyzed_windows(total, 0);
   std::vector<double> per_window_costs;  // an analyzer's CPU in one window, us
   uint64_t measured_windows = 0;
   double bytes_out_sum = 0;
@@ -312,13 +393,14 @@ RunReport Run(const Options& options, int servers) {
     report.planted.push_back({names[planted], {}, {}, {}});
   }
   std::unordered_map<uint64_t, size_t> index_by_hash;
-  for (int index = 0; index < servers; ++index) index_by_hash[shm::FunctionNameHash(names[index])] = size_t(index);
+  for (int index = 0; index < total; ++index) index_by_hash[shm::FunctionNameHash(names[index])] = size_t(index);
 
   for (uint64_t tick = 1; tick <= last_window; ++tick) {
     cluster.NextTick();
     if (tick < first_window) continue;
     const uint64_t window = tick;
-    ParallelFor(size_t(servers), options.threads, [&](size_t index) {
+    ParallelFor(size_t(total), options.threads, [&](size_t index) {
+      if (!running(index, window)) return;
       analyzer::PeerSummary summary = cluster.Summary(index);
       if (analyzers[index]) {
         summary.verdicts = analyzers[index]->OwnVerdicts();
@@ -331,12 +413,31 @@ RunReport Run(const Options& options, int servers) {
     });
     ParallelFor(observers.size(), options.threads, [&](size_t place) {
       size_t self = observers[place];
+      raised[self].clear();
+      if (!running(self, window)) return;
       scale::SimulatedAnalyzer& analyzer = *analyzers[self];
       int64_t before = ThreadCpuNs();
+      if (window == switch_window[self] && self < size_t(servers)) {
+        for (size_t member : groups_before[self]) {
+          const auto& now = groups_after[self];
+          if (std::find(now.begin(), now.end(), member) == now.end()) analyzer.Forget(names[member]);
+        }
+      }
+      if (withdrawn(self, window)) {
+        late[self].clear();
+        return;
+      }
       std::vector<std::vector<uint8_t>> arrived_late = std::move(late[self]);
       late[self].clear();
       for (const auto& datagram : arrived_late) analyzer.Receive(datagram);
-      for (size_t member : groups[self]) {
+      for (size_t member : group(self, window)) {
+        // A member sends to this server while it runs and lists it, or
+        // listed it before and still hears from it (a former peer,
+        // peer_transport.h); this server lists it, or it would not be here.
+        auto lists = [&](const std::vector<size_t>& members) {
+          return std::find(members.begin(), members.end(), self) != members.end();
+        };
+        if (!running(member, window) || !(lists(group(member, window)) || lists(groups_before[member]))) continue;
         switch (network.Route(member, self, window)) {
           case scale::Delivery::kOnTime: analyzer.Receive(datagrams[member]); break;
           case scale::Delivery::kLate: late[self].push_back(datagrams[member]); break;
@@ -346,13 +447,18 @@ RunReport Run(const Options& options, int servers) {
       raised[self] = analyzer.Produce(datagrams[self], window);
       analyze_window_ns[self] = ThreadCpuNs() - before;
       analyze_ns[self] += analyze_window_ns[self];
+      ++analyzed_windows[self];
     });
     ++measured_windows;
-    for (int index = 0; index < servers; ++index) {
-      bytes_out_sum += double(datagrams[index].size()) * double(groups[index].size());
+    for (int index = 0; index < total; ++index) {
+      if (running(size_t(index), window)) {
+        bytes_out_sum += double(datagrams[index].size()) * double(group(size_t(index), window).size());
+      }
     }
     if (window % 10 == 0) {
-      for (size_t self : observers) per_window_costs.push_back(double(analyze_window_ns[self]) / 1e3);
+      for (size_t self : observers) {
+        if (running(self, window)) per_window_costs.push_back(double(analyze_window_ns[self]) / 1e3);
+      }
     }
 
     // The alarms of this window, by kind and truth.
@@ -382,6 +488,7 @@ RunReport Run(const Options& options, int servers) {
     // Majorities: a server whose open verdicts are held by more than half of its scorers.
     std::unordered_map<uint64_t, size_t> holders;
     for (size_t self : observers) {
+      if (!running(self, window) || withdrawn(self, window)) continue;
       std::set<uint64_t> held;
       for (const analyzer::OpenVerdict& verdict : analyzers[self]->OwnVerdicts()) {
         if (verdict.kind != uint8_t(analyzer::AlarmKind::kSilent)) held.insert(verdict.server_hash);
@@ -391,6 +498,7 @@ RunReport Run(const Options& options, int servers) {
     for (const auto& [hash, count] : holders) {
       auto accused = index_by_hash.find(hash);
       if (accused == index_by_hash.end()) continue;
+      const std::vector<size_t>& scorers = window > churn_done ? scorers_after : scorers_before;
       bool majority = 2 * count > scorers[accused->second] + 1;  // its scorers and itself
       if (!majority) continue;
       auto planted = planted_by_hash.find(hash);
@@ -402,27 +510,30 @@ RunReport Run(const Options& options, int servers) {
       }
     }
     if (window < fault_from && window >= first_window + settle_windows) {
-      report.analyzer_windows_fault_free += observers.size();
+      for (size_t self : observers) {
+        report.analyzer_windows_fault_free += running(self, window) && !withdrawn(self, window);
+      }
     }
   }
 
-  double analyzers_run = double(observers.size());
+  double analyzer_windows = 0;
   for (size_t self : observers) {
+    analyzer_windows += double(analyzed_windows[self]);
     const scale::AnalyzerCounts& counts = analyzers[self]->counts();
     report.datagrams_in += double(counts.datagrams_in);
     report.bytes_in += double(counts.bytes_in);
     report.rejected += counts.rejected;
     report.analyze_us += double(analyze_ns[self]) / 1e3;
   }
-  report.datagrams_in /= analyzers_run * double(measured_windows);
-  report.bytes_in /= analyzers_run * double(measured_windows);
-  report.analyze_us /= analyzers_run * double(measured_windows);
+  report.datagrams_in /= analyzer_windows;
+  report.bytes_in /= analyzer_windows;
+  report.analyze_us /= analyzer_windows;
   int64_t encode_total = 0;
   for (int64_t ns : encode_ns) encode_total += ns;
   report.encode_us = double(encode_total) / 1e3 / double(servers) / double(measured_windows);
   double group_total = 0;
-  for (const auto& group : groups) group_total += double(group.size());
-  report.datagrams_out = group_total / servers;
+  for (size_t index : listed_last) group_total += double(groups_after[index].size());
+  report.datagrams_out = group_total / double(listed_last.size());
   report.bytes_out = bytes_out_sum / servers / double(measured_windows);
   std::sort(per_window_costs.begin(), per_window_costs.end());
   if (!per_window_costs.empty()) report.analyze_us_p99 = per_window_costs[per_window_costs.size() * 99 / 100];
@@ -449,6 +560,11 @@ void Print(const Options& options, const RunReport& report) {
   std::printf("  silent alarms: %llu across the partition, %llu otherwise; datagrams rejected %llu\n",
               (unsigned long long)report.silent_across_partition, (unsigned long long)report.silent_other,
               (unsigned long long)report.rejected);
+  if (report.churned > 0) {
+    std::printf("  churn at window %llu: %zu servers taken out, %zu put in; %zu groups changed, by %.1f peers each\n",
+                (unsigned long long)report.churn_window, report.churned, report.churned, report.groups_changed,
+                report.peers_moved);
+  }
   for (const PlantedOutcome& outcome : report.planted) {
     std::string resources;
     for (const auto& [resource, count] : outcome.resources) {

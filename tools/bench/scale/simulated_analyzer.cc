@@ -27,6 +27,11 @@ void SimulatedAnalyzer::Receive(std::span<const uint8_t> datagram) {
   diagnoser_.Add(result.decoded.summary);
 }
 
+void SimulatedAnalyzer::Forget(const std::string& peer) {
+  diagnoser_.Forget(peer);
+  verdicts_.Forget(peer);
+}
+
 std::vector<analyzer::Alarm> SimulatedAnalyzer::Produce(std::span<const uint8_t> own_datagram, uint64_t window) {
   analyzer::DecodeResult own = analyzer::DecodeSummary(own_datagram, key_);
   if (own.ok()) diagnoser_.Add(own.decoded.summary);

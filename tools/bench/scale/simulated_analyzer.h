@@ -38,6 +38,9 @@ class SimulatedAnalyzer {
   // windows before it are complete and are compared.
   std::vector<analyzer::Alarm> Produce(std::span<const uint8_t> own_datagram, uint64_t window);
 
+  // A peer that left this server's group (peer_membership.h): forgotten.
+  void Forget(const std::string& peer);
+
   std::vector<analyzer::OpenVerdict> OwnVerdicts() const { return verdicts_.OwnVerdicts(); }
   const AnalyzerCounts& counts() const { return counts_; }
 

@@ -46,6 +46,9 @@ class SummaryExchange {
   // The analyzers that compare `server`: its comparison group and itself,
   // when the cluster is larger than one group; empty: every peer does.
   virtual std::vector<std::string> ScorersOf(const std::string& /*server*/) const { return {}; }
+  // The peers that left the configuration since the last call: the analyzer
+  // forgets them (no silence alarm for a server removed on purpose).
+  virtual std::vector<std::string> TakeDeparted() { return {}; }
   // Writes what it heard from the peers into this server's own segment.
   virtual void PublishStatus(const shm::SegmentView&) {}
 };

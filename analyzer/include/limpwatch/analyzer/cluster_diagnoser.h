@@ -94,6 +94,11 @@ class ClusterDiagnoser {
   // counted as late and dropped.
   void Add(const PeerSummary& summary);
 
+  // Forgets a server removed from the comparison (peer_membership.h): its
+  // waiting summaries, its history and its noise. It is not silent, and if
+  // it comes back it warms up like a new server.
+  void Forget(const std::string& server);
+
   // Compares the summaries of `window` (call with increasing windows) and
   // returns the alarms it raises. Summaries of that window are then freed.
   std::vector<Alarm> Analyze(uint64_t window, uint64_t now_unix_ms);

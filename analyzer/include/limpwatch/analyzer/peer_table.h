@@ -34,8 +34,9 @@ struct PeerLiveness {
 
 class PeerTable {
  public:
-  // `now_monotonic_ns` starts every peer's silence.
-  PeerTable(std::vector<PeerEndpoint> peers, int64_t now_monotonic_ns);
+  // `now_monotonic_ns` starts every peer's silence. A peer found in
+  // `previous` (same name and address) keeps its entry from there.
+  PeerTable(std::vector<PeerEndpoint> peers, int64_t now_monotonic_ns, const PeerTable* previous = nullptr);
 
   // The configured peer with this address, or -1.
   int Find(const PeerAddress& address) const;

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "limpwatch/analyzer/analyzer_config.h"
 #include "limpwatch/analyzer/datagram_channel.h"
 #include "limpwatch/analyzer/peer_config.h"
 #include "limpwatch/analyzer/peer_counters.h"
@@ -50,6 +51,10 @@ struct PeerTransportOptions {
   bool accept_unknown_senders = false;  // accept sources outside `peers` (they get no liveness entry)
   size_t max_tracked_senders = ReplayGuard::kDefaultMaxSenders;
   size_t max_datagrams_per_poll = 256;  // bounds the work of one Poll
+  // A peer that left (SetPeers) is still sent to while it sends here, until
+  // it was not heard for this many sends: as long as it would not yet call
+  // this server silent (AnalyzerConfig::peer_silence_windows).
+  uint64_t former_peer_sends = AnalyzerConfig{}.peer_silence_windows;
   // Every configured server, this one included; more than peers + 1 when the
   // peers are this server's comparison group (comparison_group.h). 0: not known.
   size_t cluster_servers = 0;
@@ -85,6 +90,9 @@ class PeerTransport {
   // file is named but unusable (never a silent fall-back to no
   // authentication).
   static std::unique_ptr<PeerTransport> CreateFromEnvironment(std::vector<std::string>* problems);
+  // The same from a configuration already read (its errors are the
+  // caller's to report); the key still comes from the environment.
+  static std::unique_ptr<PeerTransport> CreateFromConfig(const PeerConfig& config, std::vector<std::string>* problems);
 
   ~PeerTransport();
   PeerTransport(const PeerTransport&) = delete;
@@ -98,9 +106,17 @@ class PeerTransport {
   // max_datagrams_per_poll datagrams). A zero timeout never waits.
   std::vector<ReceivedSummary> Poll(std::chrono::nanoseconds timeout);
 
-  // Replaces the peers (and their liveness entries); replay state is kept.
-  // False with *error when a peer cannot be reached from this socket.
+  // Replaces the peers; a peer that stays (same name and address) keeps its
+  // liveness entry, and the replay state of every sender is kept (a peer
+  // that leaves and comes back cannot be replayed its old summaries). A peer
+  // that leaves is still sent to while it keeps sending (former_peer_sends).
+  // False with *error, and nothing changed, when a peer cannot be reached
+  // from this socket.
   bool SetPeers(std::vector<PeerEndpoint> peers, std::string* error);
+
+  // A new configuration (peer_membership.h): its peers (SetPeers), cluster
+  // size, this server's kind and the scorers of its group.
+  bool ApplyConfig(const PeerConfig& config, std::string* error);
 
   PeerCounters counters() const;             // any thread
   const PeerTable& peer_table() const;       // the polling thread

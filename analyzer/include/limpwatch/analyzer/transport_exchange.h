@@ -9,6 +9,7 @@
 #include <string>
 
 #include "limpwatch/analyzer/analyzer_loop.h"
+#include "limpwatch/analyzer/peer_membership.h"
 #include "limpwatch/analyzer/peer_transport.h"
 
 namespace limpwatch::analyzer {
@@ -28,6 +29,20 @@ inline constexpr std::chrono::seconds kNoPeerHeardLogged{60};
 std::unique_ptr<SummaryExchange> MakeTransportExchange(std::unique_ptr<PeerTransport> transport,
                                                        std::function<void(const std::string&)> log,
                                                        std::chrono::nanoseconds no_peer_heard = kNoPeerHeardLogged);
+
+// The same, following `membership` (peer_membership.h): checked once a
+// tick, a changed file becomes the transport's peers; the change is logged.
+std::unique_ptr<SummaryExchange> MakeTransportExchange(std::unique_ptr<PeerTransport> transport,
+                                                       std::unique_ptr<PeerMembership> membership,
+                                                       std::function<void(const std::string&)> log,
+                                                       std::chrono::nanoseconds no_peer_heard = kNoPeerHeardLogged);
+
+// The exchange a server runs with: the peer configuration from the
+// environment, followed as it changes (peer_membership.h), over a transport
+// made from it. Null when there is nothing to exchange with; *problems gets
+// one line per configuration error.
+std::unique_ptr<SummaryExchange> MakeExchangeFromEnvironment(std::function<void(const std::string&)> log,
+                                                             std::vector<std::string>* problems);
 
 }  // namespace limpwatch::analyzer
 

@@ -52,6 +52,8 @@ class VerdictBoard {
   void Indicted(const std::vector<std::string>& servers, uint64_t window);
   // A peer's summary: its verdict list replaces the one before.
   void Heard(const PeerSummary& summary);
+  // A peer that left the configuration: its verdicts no longer count.
+  void Forget(const std::string& peer);
 
   // This analyzer's open verdicts, most recently renewed first, at most
   // kMaxOpenVerdicts: what its next summary carries.

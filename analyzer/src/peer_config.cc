@@ -240,6 +240,11 @@ std::vector<PeerEndpoint> ParsePeerFile(const std::string& path, std::vector<std
   return peers;
 }
 
+std::string PeerConfigFile(const PeerConfigSources& sources) {
+  if (!sources.peers.empty()) return "";
+  return !sources.peers_file.empty() ? sources.peers_file : sources.pvfs_config;
+}
+
 PeerConfig LoadPeerConfig(const PeerConfigSources& sources) {
   PeerConfig config;
   try {
@@ -265,13 +270,12 @@ PeerConfig LoadPeerConfig(const PeerConfigSources& sources) {
         config.servers = ParsePeerList(sources.peers, &config.errors);
       } else {
         config.servers = ParsePeerFile(sources.peers_file, &config.errors);
-        config.source_file = sources.peers_file;
       }
     } else if (!sources.pvfs_config.empty()) {
       PvfsPortRule rule = ReadPortRule(sources, &config.errors);
       config.servers = ParsePvfsAliases(sources.pvfs_config, rule, &config.errors);
-      config.source_file = sources.pvfs_config;
     }
+    config.source_file = PeerConfigFile(sources);
     ReadGroupSize(sources, &config);
     FindSelf(sources, from_peer_list, &config);
     if (!config.self_missing) {

@@ -8,12 +8,6 @@
 namespace limpwatch::analyzer {
 namespace {
 
-// The file LoadPeerConfig reads the servers from, by the same precedence.
-std::string WatchedFileOf(const PeerConfigSources& sources) {
-  if (!sources.peers.empty()) return "";
-  return !sources.peers_file.empty() ? sources.peers_file : sources.pvfs_config;
-}
-
 std::string NameList(const std::vector<std::string>& names) {
   constexpr size_t kNamed = 8;
   std::string text;
@@ -77,13 +71,13 @@ PeerMembership::PeerMembership(PeerConfigSources sources, FileStamp stamp, PeerC
 
 PeerMembership PeerMembership::Load(PeerConfigSources sources) {
   // Stamped first: a change while the file is read is seen at the next check.
-  FileStamp stamp = StampOf(WatchedFileOf(sources));
+  FileStamp stamp = StampOf(PeerConfigFile(sources));
   PeerConfig config = LoadPeerConfig(sources);
   return PeerMembership(std::move(sources), stamp, std::move(config));
 }
 
 std::optional<MembershipChange> PeerMembership::Recheck(const Apply& apply) {
-  std::string file = WatchedFileOf(sources_);
+  std::string file = PeerConfigFile(sources_);
   if (file.empty()) return std::nullopt;
   FileStamp stamp = StampOf(file);
   if (stamp == stamp_) return std::nullopt;

@@ -117,6 +117,11 @@ struct PeerConfig {
   std::optional<PeerAddress> BindAddress() const;
 };
 
+// The file LoadPeerConfig reads the servers from: LIMPWATCH_PEERS_FILE or
+// LIMPWATCH_PVFS_CONFIG by the precedence above; "" when LIMPWATCH_PEERS is
+// set, or none is.
+std::string PeerConfigFile(const PeerConfigSources& sources);
+
 // Reads and checks everything, and resolves the host names of this server
 // and its group. Never throws; problems are in errors.
 PeerConfig LoadPeerConfig(const PeerConfigSources& sources);

@@ -87,5 +87,43 @@ TEST(Silence, AServerRemovedFromTheConfigurationIsForgottenNotSilent) {
   EXPECT_EQ(SilentAlarmsWhenS2LeavesAndReturns(false), 1u);
 }
 
+// A server that restarts (a new boot id) starts over: its first windows are
+// warm-up windows, scored but never anomalous, so a server slow while it
+// starts (cold caches, a precreate pool to fill) is not indicted for them.
+// The window of the first anomaly alarm on s2, slow (10x its peers' reads)
+// from window 200 on, after 3 windows away, with a new boot id or the same.
+uint64_t FirstAnomalyWhenS2ComesBackSlow(bool new_boot) {
+  AnalyzerConfig config;
+  NameBook names;
+  ClusterDiagnoser diagnoser(config, {}, {}, &names, "s0");
+  diagnoser.KeepResults(false);
+  const uint64_t back = 200;
+  for (uint64_t window = 1; window < back + 100; ++window) {
+    for (const char* server : {"s0", "s1", "s3"}) diagnoser.Add(SummaryOf(server, window));
+    if (window < back - 3 || window >= back) {
+      PeerSummary summary = SummaryOf("s2", window);
+      if (window >= back) {
+        summary.boot_id = new_boot ? 2 : 1;
+        summary.io.dread_ms *= 10;
+      }
+      diagnoser.Add(summary);
+    }
+    for (const Alarm& alarm : diagnoser.Analyze(window, window * 1000)) {
+      EXPECT_NE(alarm.kind, AlarmKind::kSilent);
+      if (alarm.kind == AlarmKind::kAnomaly && alarm.server == "s2") return window;
+    }
+  }
+  return 0;
+}
+
+TEST(Silence, ARestartedServerWarmsUpAgain) {
+  const uint64_t back = 200, warmup = AnalyzerConfig{}.warmup_windows;
+  uint64_t restarted = FirstAnomalyWhenS2ComesBackSlow(true);
+  uint64_t same_run = FirstAnomalyWhenS2ComesBackSlow(false);
+  ASSERT_NE(same_run, 0u);
+  EXPECT_GE(restarted, back + warmup);
+  EXPECT_GT(restarted, same_run) << same_run;
+}
+
 }  // namespace
 }  // namespace limpwatch::analyzer

@@ -26,7 +26,9 @@
 //   - an accepted LIMPWATCH_NAME names a segment object that parses back
 //     to it;
 //   - the peer configuration never throws, and this server, when found, is
-//     one of the configured servers;
+//     one of the configured servers; in a cluster of one group its group is
+//     every other server, and its peers are those whose host name was
+//     looked up (an error line for each that was not);
 //   - a recording path without '%' is taken as it is.
 #include <unistd.h>
 
@@ -231,7 +233,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   analyzer::PeerConfig peers = analyzer::LoadPeerConfig(analyzer::PeerConfigSources::FromEnvironment());
   for (const std::string& error : peers.errors) Check(error.find('\n') == std::string::npos, "peer errors are lines");
   if (peers.self) Check(*peers.self < peers.servers.size(), "this server is a configured one");
-  Check(peers.Peers().size() + (peers.self ? 1 : 0) == peers.servers.size(), "the peers are the others");
+  size_t unresolved = 0;
+  for (size_t index : peers.PeerIndexes()) unresolved += !peers.servers[index].resolved;
+  Check(peers.Peers().size() + unresolved == peers.PeerIndexes().size(),
+        "the peers are the group's members whose host was looked up");
+  if (!peers.self_missing) Check(unresolved <= peers.errors.size(), "each one that was not is an error line");
+  if (peers.servers.size() <= peers.group_size + 1) {
+    Check(peers.PeerIndexes().size() + (peers.self ? 1 : 0) == peers.servers.size(), "the group is the others");
+  }
 
   const std::string& record = values[IndexOf("LIMPWATCH_RECORD")];
   std::string expanded = analyzer::ExpandRecordPath(record, "server1", 4242);

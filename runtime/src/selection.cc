@@ -1,6 +1,5 @@
 #include "selection.h"
 
-#include <cxxabi.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "demangler.h"
 #include "function_registry.h"
 #include "patching/call_site_patcher.h"
 #include "patching/patcher.h"
@@ -62,16 +62,6 @@ FileStamp StampOf(const std::string& path) {
   stamp.size = status.st_size;
   stamp.modified = status.st_mtim;
   return stamp;
-}
-
-std::string Demangle(std::string_view raw) {
-  if (raw.substr(0, 2) != "_Z") return std::string(raw);
-  int status = 0;
-  char* demangled = abi::__cxa_demangle(std::string(raw).c_str(), nullptr, nullptr, &status);
-  if (status != 0 || demangled == nullptr) return std::string(raw);
-  std::string result(demangled);
-  std::free(demangled);
-  return result;
 }
 
 bool Ready() {
@@ -137,12 +127,12 @@ void SelectionTask(const shm::SegmentView&, uint64_t) {
 std::unique_ptr<Selection> Selection::Build(SelectionManifest manifest) {
   auto selection = std::unique_ptr<Selection>(new Selection());
   selection->default_selected_ = !manifest.has_include;
+  Demangler demangle;
   for (const LoadedObject& object : ListLoadedObjects()) {
     selection->code_ranges_.insert(selection->code_ranges_.end(), object.code_ranges.begin(),
                                    object.code_ranges.end());
     ForEachFunctionSymbol(object.path, [&](const FunctionSymbol& symbol) {
-      std::string display = Demangle(symbol.name);
-      FunctionFacts facts{symbol.name, display, symbol.source_file, object.path};
+      FunctionFacts facts{symbol.name, demangle(symbol.name), symbol.source_file, object.path};
       if (IsSelected(manifest, facts) != selection->default_selected_) {
         selection->exceptions_.push_back(object.bias + symbol.file_address);
       }

@@ -1,6 +1,5 @@
 #include "symbolizer.h"
 
-#include <cxxabi.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
@@ -14,19 +13,11 @@
 #include <cstring>
 
 #include "limpwatch/shm/name_hash.h"
+#include "demangler.h"
 #include "mapped_file.h"
 
 namespace limpwatch::runtime {
 namespace {
-
-std::string Demangle(const std::string& raw) {
-  int status = 0;
-  char* demangled = abi::__cxa_demangle(raw.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || demangled == nullptr) return raw;
-  std::string result(demangled);
-  std::free(demangled);
-  return result;
-}
 
 struct ObjectLookup {
   uint64_t address = 0;

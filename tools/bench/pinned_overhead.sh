@@ -58,6 +58,19 @@ server_pids() { server0_pid; }
 # shellcheck source=servers_cpu.sh
 source "$(dirname "${BASH_SOURCE[0]}")/servers_cpu.sh"
 server0_cpu_ns() { servers_cpu_ns; }
+# The run time of server0's threads by name, one "name ns" line each:
+# limpwatch's own threads (limpwatch: the service thread, limpwatch-anlz: the
+# analyzer, limpwatch-samp: the sample reader) and "server" for the rest.
+server0_threads_ns() {
+  local task name ns
+  for task in /proc/"$(server0_pid)"/task/*; do
+    name=$(cat "$task/comm" 2>/dev/null) || continue
+    read -r ns _ <"$task/schedstat" 2>/dev/null || continue
+    [[ $name == limpwatch* ]] || name=server
+    echo "$name $ns"
+  done | awk '{ ns[$1] += $2 } END { for (n in ns) print n, ns[n] }'
+}
+now_ns() { date +%s%N; }
 start_cluster() {  # plain|traced
   if [[ $1 == plain ]]; then
     run_on_others "$testbed" start --dir "$cluster" --servers 4 --base-port 0 --name-prefix "$prefix" \
@@ -86,7 +99,9 @@ declare -A cpu wall
 measure() {  # variant
   start_cluster "$1"
   client_run postmark --files 50 --transactions 150 >/dev/null  # past start-up
-  local before after seconds
+  local before after seconds threads_before started
+  threads_before=$(server0_threads_ns)
+  started=$(now_ns)
   before=$(server0_cpu_ns)
   seconds=$(client_run ddw --size-mib "$mib")
   after=$(server0_cpu_ns)
@@ -98,9 +113,15 @@ measure() {  # variant
   cpu[$1,small]=$(awk -v a="$after" -v b="$before" -v n=$((files * (transactions_per_file + 2))) \
     'BEGIN { printf "%.6f", (a - b) / 1e3 / n }')
   wall[$1,small]=$seconds
+  if [[ $1 == traced ]]; then  # each thread's share of one core over both loads
+    awk -v elapsed=$(($(now_ns) - started)) 'NR == FNR { before[$1] = $2; next }
+      { printf "threads %s %.4f\n", $1, 100 * ($2 - before[$1]) / elapsed }' \
+      <(echo "$threads_before") <(server0_threads_ns) >>"$base/threads"
+  fi
   stop_cluster
 }
 : >"$base/rounds"
+: >"$base/threads"
 for ((round = 1; round <= rounds; ++round)); do
   if ((round % 2)); then measure plain; measure traced; else measure traced; measure plain; fi
   for load in large small; do
@@ -116,3 +137,6 @@ echo "per round (plain, instrumented): large-cpu in ms per MiB, small-cpu in us 
 awk '{ rows[$1] = rows[$1] sprintf(" %s/%s", $2, $3) } END { for (m in rows) print "  " m ":" rows[m] }' "$base/rounds" | sort
 echo "instrumented / plain:"
 "$root/tools/bench/bootstrap_ratio.py" <"$base/rounds" | sort | sed 's/^/  /'
+echo "instrumented server0's threads, % of one core while the loads ran (mean, min-max over the rounds):"
+awk '{ n[$2]++; sum[$2] += $3; if (!($2 in lo) || $3 < lo[$2]) lo[$2] = $3; if ($3 > hi[$2]) hi[$2] = $3 }
+  END { for (t in n) printf "  %-15s %7.3f %% (%.3f-%.3f)\n", t, sum[t] / n[t], lo[t], hi[t] }' "$base/threads" | sort

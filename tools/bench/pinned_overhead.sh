@@ -66,7 +66,7 @@ server0_threads_ns() {
   for task in /proc/"$(server0_pid)"/task/*; do
     name=$(cat "$task/comm" 2>/dev/null) || continue
     read -r ns _ <"$task/schedstat" 2>/dev/null || continue
-    [[ $name == limpwatch* ]] || name=server
+    [[ $name == limpwatch || $name == limpwatch-anlz || $name == limpwatch-samp ]] || name=server
     echo "$name $ns"
   done | awk '{ ns[$1] += $2 } END { for (n in ns) print n, ns[n] }'
 }

@@ -9,11 +9,9 @@
 
 namespace limpwatch::runtime {
 
-// Demangles into buffers kept from call to call. A selection is rebuilt by
-// visiting every function of every loaded object, and a copy or two per
-// symbol made that the bulk of a selection change's cost on the service
-// thread, which runs at the lowest priority and may wait long for each
-// millisecond of CPU on a busy server.
+// Demangles into buffers kept from call to call: a selection is rebuilt by
+// visiting every function of every loaded object, and the copies in and out
+// of __cxa_demangle were allocations per C++ symbol on top of its own.
 class Demangler {
  public:
   Demangler() = default;

@@ -181,9 +181,9 @@ void* ServiceThreadMain(void* argument) {
   thread.status = ThreadStatus::kIgnored;
   uint64_t epoch = reinterpret_cast<uint64_t>(argument);
   // At the server's own priority, as the sample reader: its work is small
-  // (about 1 ms of CPU a second) but waited on. At nice 19 on a saturated
-  // CPU it got about 1 % of a server thread's share, so a selection change
-  // took seconds to tens of seconds to apply and the heartbeat went stale.
+  // (a few ms of CPU a second) but waited on. At nice 19 on a saturated CPU
+  // it got about 1 % of a server thread's share, so a selection change took
+  // seconds to tens of seconds to apply and the heartbeat went stale.
   uint32_t interval_ms = g_config->service_interval_ms;
   timespec pause{time_t(interval_ms / 1000), long(interval_ms % 1000) * 1000000L};
   ForkGateScope at_work;

@@ -100,8 +100,9 @@ std::string Joined(const std::vector<std::string>& lines) {
 TEST(CallSitePatchingTest, AnUnselectedFunctionsHookCallsBecomeNopsAndTheProgramRunsOn) {
   ManifestFile manifest("exclude phase_b\n");
   CallSiteRun run(manifest.path(), true);
-  ASSERT_TRUE(run.WaitForLines({"phase_a call", "phase_b call"})) << Joined(run.seen());
-  ASSERT_TRUE(run.WaitForLines({"phase_b nop"})) << Joined(run.seen()) << run.log().Text();
+  // Whether the program still saw phase_b's call before the rewrite is a
+  // race with the service thread, so only the end state is awaited.
+  ASSERT_TRUE(run.WaitForLines({"phase_a call", "phase_b nop"})) << Joined(run.seen()) << run.log().Text();
   // phase_b's exit is a tail jump: rewritten into `ret`, the threads go on
   // returning through it; a wrong rewrite would crash or lose calls.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -120,7 +121,7 @@ TEST(CallSitePatchingTest, AnUnselectedFunctionsHookCallsBecomeNopsAndTheProgram
 TEST(CallSitePatchingTest, ReselectionRestoresTheCompilersCallsWhileThreadsRunThroughThem) {
   ManifestFile manifest("exclude phase_b\n");
   CallSiteRun run(manifest.path(), true);
-  ASSERT_TRUE(run.WaitForLines({"phase_a call", "phase_b call", "phase_b nop"})) << Joined(run.seen());
+  ASSERT_TRUE(run.WaitForLines({"phase_a call", "phase_b nop"})) << Joined(run.seen()) << run.log().Text();
   manifest.Write("exclude phase_a\n");
   ASSERT_TRUE(run.WaitForLines({"phase_b call", "phase_a nop"})) << Joined(run.seen()) << run.log().Text();
   // phase_a's hooks are gone: its count stands still while phase_b's grows.

@@ -343,9 +343,6 @@ NodeSample NodeMetricsSampler::Read(std::vector<std::string>* problems) const {
   sample.run_delay_ns = ProcessRunDelayNs(proc_root_);
   sample.cpu_throttled_ns = CpuThrottledNs();
   tcp_loss_.Update();  // a process without /proc/self/fd (a test's fake root) counts none
-  if (!tcp_loss_.problem().empty()) {
-    problems->push_back("TCP loss counters: " + tcp_loss_.problem() + "; each socket is asked by its descriptor instead");
-  }
   sample.tcp_retransmitted = tcp_loss_.retransmitted();
   sample.tcp_out_of_order = tcp_loss_.out_of_order();
   sample.tcp_retransmit_timeout_us = tcp_loss_.retransmit_timeout_us();

@@ -12,11 +12,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "limpwatch/analyzer/peer_address.h"
-#include "limpwatch/analyzer/tcp_socket_diag.h"
 
 namespace limpwatch::analyzer {
 namespace {
@@ -58,11 +57,25 @@ uint64_t RetransmissionCostUs(uint64_t lost, uint64_t timeout_us, uint64_t timeo
   return std::max(lost * timeout_us, timeout_stall_ms_added * 1000);
 }
 
-// Where the kernel refuses socket diagnostics: each descriptor that is a
-// TCP socket, asked directly. The analyzer's thread then races the
-// program's close(): a number closed and reused between the two calls files
-// the old socket's counts under the new one's inode, one walk's error at most.
-bool TcpLossCounters::WalkDescriptors(std::vector<SeenSocket>* seen) const {
+bool ReadTcpDescriptor(int fd, const std::unordered_map<uint64_t, uint16_t>& known_ports,
+                       DescriptorTcpSocket* socket, void (*between_reads)(int fd)) {
+  uint64_t inode = SocketInode(fd);
+  if (inode == 0) return false;
+  if (between_reads != nullptr) between_reads(fd);
+  TcpSocketCounts counts;
+  if (!ReadTcpSocketCounts(fd, &counts)) return false;
+  auto known = known_ports.find(inode);
+  uint16_t port = known != known_ports.end() ? known->second : LocalPort(fd);
+  // The kernel hands a socket inode number out again only after billions of
+  // others: the same inode after the reads means they were all of one socket.
+  if (SocketInode(fd) != inode) return false;
+  socket->inode = inode;
+  socket->counts = counts;
+  socket->local_port = port;
+  return true;
+}
+
+bool TcpLossCounters::WalkDescriptors(std::vector<DescriptorTcpSocket>* seen) {
   std::string directory = proc_root_ + "/self/fd";
   DIR* descriptors = opendir(directory.c_str());
   if (descriptors == nullptr) return false;
@@ -71,37 +84,24 @@ bool TcpLossCounters::WalkDescriptors(std::vector<SeenSocket>* seen) const {
     if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
     int fd = std::atoi(entry->d_name);
     if (fd == own) continue;
-    // TCP_INFO first: on anything but a TCP socket it fails at once, where
-    // reading the descriptor's link walks a path.
-    TcpSocketCounts counts;
-    if (!ReadTcpSocketCounts(fd, &counts)) continue;
-    uint64_t inode = SocketInode(fd);
-    if (inode == 0) continue;
-    seen->push_back({inode, counts, LocalPort(fd)});
+    DescriptorTcpSocket socket;
+    if (ReadTcpDescriptor(fd, local_ports_, &socket)) seen->push_back(socket);
   }
   closedir(descriptors);
+  std::unordered_map<uint64_t, uint16_t> ports;
+  for (const DescriptorTcpSocket& socket : *seen) ports.emplace(socket.inode, socket.local_port);
+  local_ports_ = std::move(ports);
   return true;
 }
 
 bool TcpLossCounters::Update() {
-  std::vector<SeenSocket> seen;
-  if (diagnostics_refused_.empty()) {
-    std::unordered_set<uint64_t> inodes;
-    if (!SocketInodesOf(proc_root_ + "/self/fd", &inodes)) return false;
-    std::unordered_map<uint64_t, DiagnosedTcpSocket> diagnosed;
-    std::string error;
-    if (DiagnoseTcpSockets(inodes, &diagnosed, &error)) {
-      for (const auto& [inode, socket] : diagnosed) seen.push_back({inode, socket.counts, socket.local_port});
-    } else {
-      diagnostics_refused_ = error;
-    }
-  }
-  if (!diagnostics_refused_.empty() && !WalkDescriptors(&seen)) return false;
+  std::vector<DescriptorTcpSocket> seen;
+  if (!WalkDescriptors(&seen)) return false;
 
-  std::vector<SeenSocket> connections;
+  std::vector<DescriptorTcpSocket> connections;
   std::vector<uint16_t> listening_ports;
   size_t sockets = seen.size();
-  for (const SeenSocket& socket : seen) {
+  for (const DescriptorTcpSocket& socket : seen) {
     if (socket.counts.listening) {
       if (socket.local_port != 0) listening_ports.push_back(socket.local_port);
       continue;
@@ -113,7 +113,7 @@ bool TcpLossCounters::Update() {
   std::unordered_map<uint64_t, Connection> now;
   std::vector<uint64_t> active_round_trips;
   served_connections_ = 0;
-  for (const SeenSocket& seen : connections) {
+  for (const DescriptorTcpSocket& seen : connections) {
     auto previous = last_.find(seen.inode);
     Connection connection;
     if (previous != last_.end()) {

@@ -4,8 +4,17 @@
 //     without and with a manifest whose idle functions are left out;
 //   - bytes per summary on the wire;
 //   - analyzer CPU per server per tick on a live segment, as a share of the
-//     tick (target: <= 1 % of a core).
+//     tick (target: <= 1 % of a core);
+//   - the service thread's node metrics sample (once a second) and, within
+//     it, the walk over the process's TCP connections, in a process holding
+//     what a storage server holds: 8 served and 8 opened loopback
+//     connections, 2 listeners and 200 open files (target: the service
+//     thread at <= 0.3 % of a core).
+#include <arpa/inet.h>
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,8 +24,10 @@
 
 #include "limpwatch/analyzer/analyzer_loop.h"
 #include "limpwatch/analyzer/cluster_diagnoser.h"
+#include "limpwatch/analyzer/node_metrics.h"
 #include "limpwatch/analyzer/peer_wire.h"
 #include "limpwatch/analyzer/resource_manifest.h"
+#include "limpwatch/analyzer/tcp_loss_counters.h"
 #include "limpwatch/shm/name_hash.h"
 #include "limpwatch/shm/segment.h"
 
@@ -181,6 +192,92 @@ void BM_AnalyzerTick(benchmark::State& state) {
   state.counters["core_percent_at_1s_ticks"] = per_tick_ms / 1000.0 * 100.0;
 }
 BENCHMARK(BM_AnalyzerTick)->Iterations(200)->Unit(benchmark::kMicrosecond);
+
+// What a storage server holds open while it serves: listeners, the
+// connections its clients opened to it, those it opened to its peers, and
+// its data files.
+class ServerLikeDescriptors {
+ public:
+  ServerLikeDescriptors(int served, int opened, int files) {
+    int own_listener = Listen();
+    int peer_listener = Listen();
+    for (int i = 0; i < served; ++i) Connect(own_listener);
+    for (int i = 0; i < opened; ++i) Connect(peer_listener);
+    for (int i = 0; i < files; ++i) {
+      int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+      if (fd >= 0) fds_.push_back(fd);
+    }
+  }
+  ~ServerLikeDescriptors() {
+    for (int fd : fds_) close(fd);
+  }
+  size_t count() const { return fds_.size(); }
+
+ private:
+  int Listen() {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    listen(fd, 64);
+    fds_.push_back(fd);
+    return fd;
+  }
+  void Connect(int listener) {
+    sockaddr_in address{};
+    socklen_t length = sizeof address;
+    getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
+    int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (connect(client, reinterpret_cast<sockaddr*>(&address), length) != 0) return;
+    fds_.push_back(client);
+    int accepted = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    if (accepted >= 0) fds_.push_back(accepted);
+    char byte = 'x';
+    if (write(client, &byte, 1) == 1 && read(accepted, &byte, 1) == 1) return;  // bytes moved both ways
+  }
+  std::vector<int> fds_;
+};
+
+void ReportCpuPerCall(benchmark::State& state, double cpu_ns, int64_t calls, double calls_per_second) {
+  double per_call_us = cpu_ns / double(calls) / 1e3;
+  state.counters["cpu_us_per_call"] = per_call_us;
+  state.counters["core_percent"] = per_call_us * calls_per_second / 1e6 * 100.0;
+}
+
+void BM_TcpLossCountersUpdate(benchmark::State& state) {
+  ServerLikeDescriptors descriptors(8, 8, 200);
+  analyzer::TcpLossCounters counters;
+  double cpu_ns = 0;
+  int64_t calls = 0;
+  for (auto _ : state) {
+    double before = ThreadCpuNs();
+    counters.Update();
+    cpu_ns += ThreadCpuNs() - before;
+    ++calls;
+  }
+  state.counters["tcp_sockets"] = double(counters.sockets());
+  ReportCpuPerCall(state, cpu_ns, calls, 1.0);
+}
+BENCHMARK(BM_TcpLossCountersUpdate)->Iterations(400)->Unit(benchmark::kMicrosecond);
+
+void BM_NodeMetricsSample(benchmark::State& state) {
+  ServerLikeDescriptors descriptors(8, 8, 200);
+  analyzer::NodeMetricsSampler sampler(".");
+  shm::NodeMetricsRecord record{};
+  std::vector<std::string> problems;
+  double cpu_ns = 0;
+  int64_t calls = 0;
+  for (auto _ : state) {
+    double before = ThreadCpuNs();
+    sampler.SampleInto(&record, &problems);
+    cpu_ns += ThreadCpuNs() - before;
+    ++calls;
+    problems.clear();
+  }
+  ReportCpuPerCall(state, cpu_ns, calls, 1.0);
+}
+BENCHMARK(BM_NodeMetricsSample)->Iterations(400)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

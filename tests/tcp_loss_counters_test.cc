@@ -350,6 +350,28 @@ TEST(TcpLossCountersTest, ADescriptorGivenToAnotherSocketWhileReadIsLeftOut) {
   EXPECT_EQ(socket.inode, after);
 }
 
+// Its losses would be counted twice were a socket behind two descriptors
+// taken for two connections.
+TEST(TcpLossCountersTest, ASocketBehindTwoDescriptorsIsOneConnection) {
+  LoopbackConnection connection;
+  ASSERT_GE(connection.server, 0);
+  TcpLossCounters counters;
+  ASSERT_TRUE(counters.Update());
+  size_t sockets = counters.sockets();
+  size_t opened = counters.opened_connections();
+  size_t served = counters.served_connections();
+  int second = dup(connection.client);
+  int third = dup(connection.server);
+  ASSERT_GE(second, 0);
+  ASSERT_GE(third, 0);
+  ASSERT_TRUE(counters.Update());
+  EXPECT_EQ(counters.sockets(), sockets);
+  EXPECT_EQ(counters.opened_connections(), opened);
+  EXPECT_EQ(counters.served_connections(), served);
+  close(second);
+  close(third);
+}
+
 TEST(TcpLossCountersTest, AnUnreadableDescriptorDirectoryIsReported) {
   TcpLossCounters counters("/nonexistent-proc");
   EXPECT_FALSE(counters.Update());

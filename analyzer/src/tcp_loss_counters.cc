@@ -80,16 +80,17 @@ bool TcpLossCounters::WalkDescriptors(std::vector<DescriptorTcpSocket>* seen) {
   DIR* descriptors = opendir(directory.c_str());
   if (descriptors == nullptr) return false;
   int own = dirfd(descriptors);
+  std::unordered_map<uint64_t, uint16_t> ports;
   while (dirent* entry = readdir(descriptors)) {
     if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
     int fd = std::atoi(entry->d_name);
     if (fd == own) continue;
     DescriptorTcpSocket socket;
-    if (ReadTcpDescriptor(fd, local_ports_, &socket)) seen->push_back(socket);
+    if (!ReadTcpDescriptor(fd, local_ports_, &socket)) continue;
+    // A socket behind two descriptors (dup) is one connection, counted once.
+    if (ports.emplace(socket.inode, socket.local_port).second) seen->push_back(socket);
   }
   closedir(descriptors);
-  std::unordered_map<uint64_t, uint16_t> ports;
-  for (const DescriptorTcpSocket& socket : *seen) ports.emplace(socket.inode, socket.local_port);
   local_ports_ = std::move(ports);
   return true;
 }

@@ -211,7 +211,6 @@ class ServerLikeDescriptors {
   ~ServerLikeDescriptors() {
     for (int fd : fds_) close(fd);
   }
-  size_t count() const { return fds_.size(); }
 
  private:
   int Listen() {

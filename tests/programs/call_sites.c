@@ -6,10 +6,10 @@
  *     file STOP exists. The main thread watches the first hook call of each
  *     (its call to __cyg_profile_func_enter, found before any thread runs)
  *     and prints "phase_a call" or "phase_a nop" (likewise phase_b) at the
- *     start and whenever it changes. With patching on, phase_b may be a NOP
- *     already at the start: the runtime rewrites as soon as it has loaded
- *     the manifest; at the end "calls A B", the real call
- *     counts. With block-sigtrap the threads run with SIGTRAP blocked.
+ *     start and whenever it changes (with patching on, phase_b may be a NOP
+ *     from the start: the runtime rewrites as soon as it has loaded the
+ *     manifest). At the end it prints "calls A B", the real call counts.
+ *     With block-sigtrap the threads run with SIGTRAP blocked.
  *
  * The watching code is not instrumented, so only phase_a, phase_b and the
  * worker call the hooks. */

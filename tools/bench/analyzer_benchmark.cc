@@ -228,12 +228,15 @@ class ServerLikeDescriptors {
     socklen_t length = sizeof address;
     getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
     int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (connect(client, reinterpret_cast<sockaddr*>(&address), length) != 0) return;
+    if (client < 0) return;
     fds_.push_back(client);
+    if (connect(client, reinterpret_cast<sockaddr*>(&address), length) != 0) return;
     int accepted = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-    if (accepted >= 0) fds_.push_back(accepted);
+    if (accepted < 0) return;
+    fds_.push_back(accepted);
+    // One byte from the client to the server: the connection has moved data.
     char byte = 'x';
-    if (write(client, &byte, 1) == 1 && read(accepted, &byte, 1) == 1) return;  // bytes moved both ways
+    [[maybe_unused]] bool delivered = write(client, &byte, 1) == 1 && read(accepted, &byte, 1) == 1;
   }
   std::vector<int> fds_;
 };

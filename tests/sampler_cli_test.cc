@@ -54,6 +54,7 @@ TEST(SamplerCliTest, DumpPrintsTheProfileAsApplicationImageFunctionSamples) {
                           std::to_string(samples.rate_hz) +
                           " Hz per thread of CPU time, kernel samples included, callchains" +
                           ((samples.flags & shm::kSamplesPerCpuEvents) ? ", per-CPU events" : ", per-thread events") +
+                          ((samples.flags & shm::kSamplesSharedEvents) ? " shared by the node's traced processes" : "") +
                           "\n"
                           "samples " +
                           std::to_string(samples.samples_total) + "  lost " + std::to_string(samples.samples_lost) +
@@ -81,13 +82,14 @@ TEST(SamplerCliTest, DumpJsonCarriesSourceRateLossesAndRows) {
   std::regex header(
       "\"samples\": \\{\\s*\"source\": \"perf cpu-clock\",\\s*\"rate_hz\": 300,\\s*\"kernel_included\": true,\\s*"
       "\"callchains\": true,\\s*\"node_profile\": false,\\s*\"events\": \"(per-cpu|per-thread)\",\\s*"
-      "\"samples\": ([0-9]+),\\s*\"lost\": ([0-9]+),\\s*"
+      "\"shared_events\": (true|false),\\s*\"samples\": ([0-9]+),\\s*\"lost\": ([0-9]+),\\s*"
       "\"unknown\": ([0-9]+),");
   ASSERT_TRUE(std::regex_search(dump.out, match, header)) << dump.out;
   EXPECT_EQ(match[1], (samples.flags & shm::kSamplesPerCpuEvents) ? "per-cpu" : "per-thread");
-  EXPECT_EQ(std::stoull(match[2]), samples.samples_total);
-  EXPECT_EQ(std::stoull(match[3]), samples.samples_lost);
-  EXPECT_EQ(std::stoull(match[4]), samples.samples_unknown);
+  EXPECT_EQ(match[2], (samples.flags & shm::kSamplesSharedEvents) ? "true" : "false");
+  EXPECT_EQ(std::stoull(match[3]), samples.samples_total);
+  EXPECT_EQ(std::stoull(match[4]), samples.samples_lost);
+  EXPECT_EQ(std::stoull(match[5]), samples.samples_unknown);
   std::regex row(
       "\\{\\s*\"application\": \"sampled_work\",\\s*\"image\": \"sampled_work\",\\s*\"image_kind\": "
       "\"executable\",\\s*\"function\": \"burn_two\",\\s*\"name_hash\": \"[0-9a-f]{16}\",\\s*\"samples\": "

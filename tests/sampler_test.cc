@@ -7,10 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "limpwatch/shm/name_hash.h"
 #include "support/sampled_run.h"
@@ -150,6 +153,72 @@ TEST(SamplerTest, PerCpuEventsKeepOnlyThisProcesssSamples) {
   double expected = (two_seconds + one_seconds) * 4000;
   EXPECT_NEAR(double(sampled.snapshot.samples.samples_total), expected, expected * 0.15)
       << DescribeSamples(sampled.snapshot);
+}
+
+bool SharedEvents(const shm::Snapshot& snapshot) {
+  return (snapshot.samples.flags & shm::kSamplesSharedEvents) != 0;
+}
+
+// The samples a run should have at `rate_hz`: the CPU seconds it printed.
+double ExpectedSamples(const SampledRun& sampled, uint32_t rate_hz) {
+  double two_seconds = 0, one_seconds = 0;
+  if (!MeasuredSplit(sampled, &two_seconds, &one_seconds)) return 0;
+  return (two_seconds + one_seconds) * rate_hz;
+}
+
+TEST(SamplerTest, ProcessesOfANodeShareOneSetOfPerCpuEventsAndEachKeepsItsOwnSamples) {
+  // Three programs at a rate no other test uses, so they share with each
+  // other only: one opens the events (its start line says so), the others
+  // open none, and each still gets its own samples at its own CPU time's
+  // rate, split 2:1 as it burned them.
+  constexpr uint32_t kRate = 3001;
+  std::vector<SampledRun> runs(3);
+  std::vector<std::thread> threads;
+  for (auto& run : runs) {
+    threads.emplace_back([&run] {
+      run = RunSampledWork({"split", "3"}, {"LIMPWATCH_SAMPLE_HZ=" + std::to_string(kRate),
+                                            "LIMPWATCH_SAMPLE_EVENTS=cpu", "LIMPWATCH_VERBOSE=1"});
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  int holders = 0;
+  for (const auto& sampled : runs) {
+    SegmentCleanup cleanup(sampled.name);
+    SCOPED_TRACE(sampled.run.err);
+    EXPECT_TRUE(PerCpuEvents(sampled.snapshot));
+    EXPECT_TRUE(SharedEvents(sampled.snapshot));
+    if (sampled.run.err.find("per-CPU events shared, held by this process") != std::string::npos) ++holders;
+    ExpectSampledSplitMatchesMeasured(sampled);
+    double expected = ExpectedSamples(sampled, kRate);
+    EXPECT_NEAR(double(sampled.snapshot.samples.samples_total), expected, expected * 0.15)
+        << DescribeSamples(sampled.snapshot);
+  }
+  EXPECT_EQ(holders, 1);
+}
+
+TEST(SamplerTest, WhenTheProcessHoldingTheNodesEventsExitsAnotherTakesThemOver) {
+  // The first program holds the events and exits after about a second; the
+  // second, a member until then, opens them in its place within
+  // milliseconds and loses no more than that.
+  constexpr uint32_t kRate = 2999;
+  const std::vector<std::string> environment = {"LIMPWATCH_SAMPLE_HZ=" + std::to_string(kRate),
+                                                "LIMPWATCH_SAMPLE_EVENTS=cpu", "LIMPWATCH_VERBOSE=1"};
+  SampledRun first, second;
+  std::thread first_thread([&] { first = RunSampledWork({"split", "1"}, environment); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  second = RunSampledWork({"split", "3"}, environment);
+  first_thread.join();
+  SegmentCleanup first_cleanup(first.name);
+  SegmentCleanup second_cleanup(second.name);
+  ASSERT_NE(first.run.err.find("held by this process"), std::string::npos) << first.run.err;
+  ASSERT_NE(second.run.err.find("held by another process"), std::string::npos) << second.run.err;
+  for (const SampledRun* sampled : {&first, &second}) {
+    SCOPED_TRACE(sampled->run.err);
+    ExpectSampledSplitMatchesMeasured(*sampled);
+    double expected = ExpectedSamples(*sampled, kRate);
+    EXPECT_NEAR(double(sampled->snapshot.samples.samples_total), expected, expected * 0.15)
+        << DescribeSamples(sampled->snapshot);
+  }
 }
 
 TEST(SamplerTest, PerThreadEventsWhenAskedFor) {
@@ -292,6 +361,41 @@ HeldRun Hold(const std::string& name, const std::vector<std::string>& environmen
   return held;
 }
 
+TEST(SamplerTest, AStoppedHolderOfTheNodesEventsIsTakenOverAndCarriesOnAsAMember) {
+  // The hang fault SIGSTOPs a server: had it held the node's events, every
+  // other process of the node would go unsampled for as long. Its lease goes
+  // stale instead and the next process takes the events over; once
+  // continued, the stopped one runs on as a member and exits cleanly.
+  constexpr uint32_t kRate = 2997;
+  const std::vector<std::string> sampling = {"LIMPWATCH_SAMPLE_HZ=" + std::to_string(kRate),
+                                             "LIMPWATCH_SAMPLE_EVENTS=cpu", "LIMPWATCH_VERBOSE=1"};
+  std::string holder_name = UniqueSegmentName("sampler-stopped");
+  SegmentCleanup holder_cleanup(holder_name);
+  std::vector<std::string> holder_environment = sampling;
+  holder_environment.push_back("LIMPWATCH_NAME=" + holder_name);
+  holder_environment.push_back("LIMPWATCH_KEEP=1");
+  int out = -1;
+  pid_t holder = StartProgram(TestProgram("sampled_work"), {"hold"}, holder_environment, &out);
+  ASSERT_GT(holder, 0);
+  ASSERT_EQ(ReadLine(out), "ready " + std::to_string(holder));
+  ASSERT_EQ(kill(holder, SIGSTOP), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1300));  // past the lease's 1 s
+  SampledRun member = RunSampledWork({"split", "2"}, sampling);
+  SegmentCleanup member_cleanup(member.name);
+  kill(holder, SIGCONT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // it finds its lease taken
+  kill(holder, SIGTERM);
+  int status = 0;
+  waitpid(holder, &status, 0);
+  close(out);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << DescribeWaitStatus(status);
+  EXPECT_TRUE(SharedEvents(member.snapshot));
+  ExpectSampledSplitMatchesMeasured(member);
+  double expected = ExpectedSamples(member, kRate);
+  EXPECT_NEAR(double(member.snapshot.samples.samples_total), expected, expected * 0.15)
+      << member.run.err << DescribeSamples(member.snapshot);
+}
+
 TEST(SamplerTest, SamplerOffCostsNothing) {
   std::string name = UniqueSegmentName("sampler-off");
   SegmentCleanup cleanup(name);
@@ -309,7 +413,9 @@ TEST(SamplerTest, SamplerOffCostsNothing) {
   // The same checks see the sampler when it is on, so their silence above means something.
   std::string on_name = UniqueSegmentName("sampler-on");
   SegmentCleanup on_cleanup(on_name);
-  HeldRun on = Hold(on_name, {}, false);
+  // Events of its own: a member of the node's shared set (another test's
+  // program may hold it) opens none.
+  HeldRun on = Hold(on_name, {"LIMPWATCH_SAMPLE_SHARE=0"}, false);
   EXPECT_GE(on.resources.perf_fds, 1);
   EXPECT_GT(on.snapshot.samples.samples_total, 0u);
   std::string sigprof_name = UniqueSegmentName("sampler-sigprof");

@@ -1,5 +1,6 @@
 #include "support/sampled_run.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <spawn.h>
@@ -31,8 +32,10 @@ CapturedRun RunCapturing(const std::string& program, const std::vector<std::stri
   argv.push_back(nullptr);
 
   int out[2], err[2];
-  if (pipe(out) != 0) return result;
-  if (pipe(err) != 0) {
+  // Close-on-exec: a program started meanwhile by another thread of the
+  // test must not hold these pipes open (dup2 into the child clears it).
+  if (pipe2(out, O_CLOEXEC) != 0) return result;
+  if (pipe2(err, O_CLOEXEC) != 0) {
     close(out[0]);
     close(out[1]);
     return result;

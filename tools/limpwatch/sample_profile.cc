@@ -18,6 +18,7 @@ SampleProfile Settings(const shm::SampleSnapshot& samples) {
   profile.callchains = (samples.flags & shm::kSamplesHaveCallchains) != 0;
   profile.node_profile = (samples.flags & shm::kSamplesNodeProfile) != 0;
   profile.per_cpu_events = (samples.flags & shm::kSamplesPerCpuEvents) != 0;
+  profile.shared_events = (samples.flags & shm::kSamplesSharedEvents) != 0;
   return profile;
 }
 

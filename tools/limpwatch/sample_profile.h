@@ -38,6 +38,7 @@ struct SampleProfile {
   bool callchains = false;
   bool node_profile = false;
   bool per_cpu_events = false;  // one event per CPU for every task, this process's samples kept
+  bool shared_events = false;   // those events shared by the node's traced processes
   uint64_t samples = 0;  // the process's samples
   uint64_t lost = 0;
   uint64_t unknown = 0;

@@ -47,6 +47,7 @@ void WriteSampleProfileJson(JsonWriter* json, const SampleProfile& profile) {
   json->Field("node_profile", profile.node_profile);
   if (profile.source != shm::SampleSource::kSigprofTimer && profile.source != shm::SampleSource::kOff) {
     json->Field("events", profile.per_cpu_events ? "per-cpu" : "per-thread");
+    json->Field("shared_events", profile.shared_events);
   }
   json->Field("samples", profile.samples);
   json->Field("lost", profile.lost);

@@ -21,6 +21,7 @@ std::string SettingsLine(const SampleProfile& profile) {
     if (profile.node_profile) line += ", node kernel profile";
     if (profile.source != shm::SampleSource::kSigprofTimer) {
       line += profile.per_cpu_events ? ", per-CPU events" : ", per-thread events";
+      if (profile.shared_events) line += " shared by the node's traced processes";
     }
   }
   line += "\nsamples " + std::to_string(profile.samples) + "  lost " + std::to_string(profile.lost) +

@@ -3,7 +3,9 @@
 //
 // Sources, in order of preference (the first the kernel grants wins):
 //   1. perf_event_open, hardware cycles, else software cpu-clock: one event
-//      per CPU for every task, this process's samples kept, or one per
+//      per CPU for every task, shared by the traced processes of the node
+//      (node_sample_sharing.h: one of them opens the events and files the
+//      others' samples into their inboxes), or one per
 //      (task, CPU) with inherit=1 (EventPlacement in sampler_config.h says
 //      which and why; perf_events.h how), kernel samples and a bounded user
 //      callchain when permitted (perf_event_paranoid <= 1, CAP_PERFMON or
@@ -46,11 +48,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "limpwatch/shm/snapshot.h"
 #include "process.h"
+#include "sampler/node_sample_sharing.h"
 #include "sampler/perf_events.h"
 #include "sampler/perf_record.h"
 #include "sampler/period_jitter.h"
@@ -63,6 +67,12 @@ namespace limpwatch::runtime {
 namespace {
 
 constexpr long kDrainPeriodNs = 100'000'000;
+// Where the node's shared sampling files live (node_sample_sharing.h).
+constexpr const char* kSharingDirectory = "/dev/shm";
+// The holder looks for members that joined or left every second.
+constexpr uint32_t kRescanEveryRounds = 10;
+// How long a member's exit waits for the holder to read its last samples.
+constexpr long kExitFlushTimeoutNs = 300'000'000;
 
 struct SamplerState {
   SamplerConfig config;
@@ -76,6 +86,9 @@ struct SamplerState {
   size_t ring_pages = 0;
   std::unique_ptr<PerfEventSet> process_events;
   std::unique_ptr<PerfEventSet> node_events;
+  // Per-CPU events shared with the node's other traced processes: the
+  // holder has process_events, a member none.
+  std::unique_ptr<NodeSampleSharing> sharing;
   std::unique_ptr<SampleAttribution> attribution;
 };
 
@@ -150,14 +163,59 @@ void JitterPeriods(SamplerState* state) {
   }
 }
 
-// Per-CPU events first where the placement allows them; per thread when
-// they are not wanted or not granted. Returns false with *problem.
+// The flags that say where the events sit, after a change of placement.
+void NotePlacement(SamplerState* state) {
+  state->flags &= ~uint32_t{shm::kSamplesPerCpuEvents | shm::kSamplesSharedEvents};
+  if (state->per_cpu_events) state->flags |= shm::kSamplesPerCpuEvents;
+  if (state->sharing) state->flags |= shm::kSamplesSharedEvents;
+}
+
+// Joins the node's shared per-CPU events: as their holder when nobody holds
+// them (this process opens them), else as a member (it opens nothing).
+// False, sharing nothing, when the node's files cannot be used or the
+// events cannot be opened; the caller then opens events of its own.
+bool StartSharedEvents(SamplerState* state) {
+  const uint32_t rate = state->config.rate_hz;
+  std::string error;
+  state->sharing = NodeSampleSharing::Join(kSharingDirectory, SharingScope(), rate, getpid(),
+                                           InboxCapacityFor(rate, OnlineCpus().size()), &error);
+  if (!state->sharing) {
+    LogLine("CPU sampling: the node's shared per-CPU events cannot be used (" + error +
+            "); this process opens its own");
+    return false;
+  }
+  if (!state->sharing->TryTakeOver()) return true;
+  if (StartPerf(state, {}, &error)) return true;
+  state->sharing.reset();  // frees the node's lease
+  return false;
+}
+
+// A member whose holder has gone takes the events over. If it cannot open
+// them, it samples its own threads instead (one line).
+void TakeOverIfFree(SamplerState* state) {
+  if (!state->sharing || state->sharing->holder() || !state->sharing->TryTakeOver()) return;
+  std::string problem;
+  if (StartPerf(state, {}, &problem)) return;
+  state->sharing.reset();
+  state->per_cpu_events = false;
+  std::string fallback_problem;
+  if (!StartPerf(state, ProcessTasks(), &fallback_problem)) throw std::runtime_error(fallback_problem);
+  NotePlacement(state);
+  PublishSource(*state);
+  LogLine("CPU sampling: taking over the node's shared per-CPU events failed (" + problem +
+          "); this process samples its own threads");
+}
+
+// Per-CPU events first where the placement allows them (the node's shared
+// set unless LIMPWATCH_SAMPLE_SHARE=0, else this process's own); per thread
+// when they are not wanted or not granted. Returns false with *problem.
 bool StartProcessEvents(SamplerState* state, size_t cpu_count, std::string* problem) {
   EventPlacement placement = state->config.placement;
   bool try_per_cpu = placement == EventPlacement::kPerCpu ||
                      (placement == EventPlacement::kAuto && cpu_count <= kMaxCpusForPerCpuEvents);
   if (try_per_cpu) {
     state->per_cpu_events = true;
+    if (state->config.share_events && StartSharedEvents(state)) return true;
     std::string refusal;
     if (StartPerf(state, {}, &refusal)) return true;
     if (placement == EventPlacement::kPerCpu) {
@@ -202,14 +260,14 @@ void StartSources(SamplerState* state) {
     if (StartProcessEvents(state, cpus.size(), &perf_problem)) {
       state->source = probe.kind.source;
       state->flags = (probe.kind.kernel ? shm::kSamplesIncludeKernel : 0u) |
-                     (probe.kind.kernel && probe.kind.callchain ? shm::kSamplesHaveCallchains : 0u) |
-                     (state->per_cpu_events ? shm::kSamplesPerCpuEvents : 0u);
+                     (probe.kind.kernel && probe.kind.callchain ? shm::kSamplesHaveCallchains : 0u);
+      NotePlacement(state);
     }
   } else {
     perf_problem = "perf_event_open refused: " + ErrnoText(probe.refusal_errno);
   }
 
-  if (state->process_events) {
+  if (state->process_events || state->sharing) {
     state->running = true;
     if (!probe.kind.kernel && !Quiet()) {
       LogLine("CPU sampling: kernel samples not permitted (" + ErrnoText(probe.kernel_errno) +
@@ -235,6 +293,8 @@ void StartSources(SamplerState* state) {
             ((state->flags & shm::kSamplesIncludeKernel) ? ", kernel included" : ", user space only") +
             ((state->flags & shm::kSamplesNodeProfile) ? ", node kernel profile" : "") +
             (state->per_cpu_events ? ", per-CPU events" : ", per-thread events") +
+            (state->sharing ? (state->sharing->holder() ? " shared, held by this process" : " shared, held by another process")
+                            : std::string()) +
             (state->process_events ? ", " + std::to_string(state->process_events->event_count()) + " perf events"
                                    : std::string()));
   }
@@ -244,27 +304,59 @@ void StartSources(SamplerState* state) {
 void StopSources(SamplerState* state) {
   state->process_events.reset();
   state->node_events.reset();
+  if (state->sharing) {
+    // The reader thread may be waiting on the control file's futex right
+    // now (at exit it is not joined): the object, and that mapping, stay.
+    state->sharing->Leave();
+    (void)state->sharing.release();
+  }
   if (state->source == shm::SampleSource::kSigprofTimer) StopSigprofSampling();
   state->running = false;
 }
 
 void DrainLocked(SamplerState* state) {
   SampleAttribution& attribution = *state->attribution;
+  NodeSampleSharing* sharing = state->sharing.get();
+  if (sharing != nullptr && sharing->holder()) {
+    for (const std::string& problem : sharing->BeginRound(kRescanEveryRounds)) {
+      LogLine("CPU sampling: " + problem + "; that process gets no samples from this one");
+    }
+  }
   if (state->process_events) {
     uint64_t sample_type = state->process_events->sample_type();
     uint32_t pid = static_cast<uint32_t>(state->pid);
     state->process_events->Drain([&](const perf_event_header& record) {
       if (record.type == PERF_RECORD_SAMPLE) {
         DecodedSample sample;
-        // Without inherit_thread a forked child's samples reach us too: not ours.
-        if (DecodeSample(record, sample_type, &sample) && sample.pid == pid &&
-            !IsLimpwatchThread(static_cast<pid_t>(sample.tid))) {
-          attribution.CountProcessSample(sample.ip, sample.in_kernel, sample.user_ip);
+        if (!DecodeSample(record, sample_type, &sample)) return;
+        if (sample.pid == pid) {
+          if (!IsLimpwatchThread(static_cast<pid_t>(sample.tid))) {
+            attribution.CountProcessSample(sample.ip, sample.in_kernel, sample.user_ip);
+          }
+        } else if (sharing != nullptr) {
+          // Another member's (its own threads are left out by that member);
+          // any other task's, or a forked child's that has no inbox, is dropped.
+          sharing->Deliver(sample.pid, SharedSample{sample.ip, sample.user_ip, sample.tid, sample.in_kernel ? 1u : 0u});
         }
       } else if (record.type == PERF_RECORD_LOST) {
-        attribution.CountLost(DecodeLostCount(record));
+        uint64_t lost = DecodeLostCount(record);
+        attribution.CountLost(lost);
+        if (sharing != nullptr) sharing->DeliverLost(lost);
       }
     });
+  }
+  if (sharing != nullptr) {
+    // A member's samples, and a new holder's from the holder before it.
+    uint64_t lost = 0;
+    sharing->DrainInbox(
+        [&](const SharedSample& sample) {
+          if (!IsLimpwatchThread(static_cast<pid_t>(sample.tid))) {
+            attribution.CountProcessSample(sample.ip, sample.in_kernel != 0, sample.user_ip);
+          }
+        },
+        &lost);
+    attribution.CountLost(lost);
+    if (sharing->holder()) sharing->EndRound();
   }
   JitterPeriods(state);
   if (state->node_events) {
@@ -294,6 +386,14 @@ void FailLocked(SamplerState* state, const std::string& what) {
 void DrainOnce(SamplerState* state) {
   if (!state->running || state->pid != getpid()) return;
   try {
+    if (state->sharing && state->sharing->holder() && !state->sharing->StillHolder()) {
+      // Another member took the events over from this stalled holder: its
+      // own samples in its rings are still counted, then its events close.
+      DrainLocked(state);
+      state->process_events.reset();
+      state->jitter.reset();
+    }
+    TakeOverIfFree(state);
     DrainLocked(state);
     if (state->source == shm::SampleSource::kSigprofTimer && !SigprofHandlerIsOurs()) {
       StopSources(state);
@@ -313,11 +413,20 @@ void* ReaderThreadMain(void* argument) {
   thread.status = ThreadStatus::kIgnored;
   uint64_t epoch = reinterpret_cast<uint64_t>(argument);
   const timespec pause{0, kDrainPeriodNs};
+  // Taken under the mutex; the object outlives this thread's use of it
+  // (StopSources keeps it, and only this thread or a forked child, which
+  // has no reader yet, frees one).
+  NodeSampleSharing* sharing = nullptr;
   while (g_reader_epoch.load(std::memory_order_acquire) == epoch) {
-    nanosleep(&pause, nullptr);
+    if (sharing != nullptr) {
+      sharing->Wait(kDrainPeriodNs);
+    } else {
+      nanosleep(&pause, nullptr);
+    }
     std::lock_guard<std::mutex> lock(g_mutex);
     if (g_reader_epoch.load(std::memory_order_acquire) != epoch || g_state == nullptr) break;
     DrainOnce(g_state);
+    sharing = g_state->sharing.get();
   }
   return nullptr;
 }
@@ -343,9 +452,21 @@ void FollowFork(SamplerState* state) {
   std::string problem;
   bool ok = true;
   try {
+    bool shared = state->sharing != nullptr;
+    if (shared) {
+      // The node's lease and the parent's inbox stay the parent's; the child
+      // joins with an inbox of its own (or opens its own events).
+      state->sharing->ReleaseAfterFork();
+      state->sharing.reset();
+    }
     if (state->process_events) {
       state->process_events->ReleaseAfterFork();
       state->process_events.reset();
+    }
+    if (shared || state->per_cpu_events) {
+      if (!shared || !StartSharedEvents(state)) ok = StartPerf(state, {}, &problem);
+      NotePlacement(state);
+    } else if (state->source != shm::SampleSource::kSigprofTimer) {
       // Every thread the child has by now (this one, the runtime's service
       // thread): the same coverage as the parent had.
       ok = StartPerf(state, ProcessTasks(), &problem);
@@ -378,6 +499,8 @@ void FollowFork(SamplerState* state) {
 
 // Drops what the child inherited when it has no segment to sample into.
 void AbandonAfterFork(SamplerState* state) {
+  if (state->sharing) state->sharing->ReleaseAfterFork();
+  state->sharing.reset();
   if (state->process_events) state->process_events->ReleaseAfterFork();
   if (state->node_events) state->node_events->ReleaseAfterFork();
   state->process_events.reset();
@@ -464,6 +587,8 @@ void UnlockInChild() {
   thread.in_hook = 1;
   int saved_errno = errno;
   try {
+    // A member's last samples are still in the holder's rings.
+    if (state->sharing && !state->sharing->holder()) state->sharing->RequestFlush(kExitFlushTimeoutNs);
     DrainLocked(state);
   } catch (...) {
     // Exiting anyway: the samples of the last interval are lost, nothing else.

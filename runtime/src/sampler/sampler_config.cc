@@ -12,6 +12,20 @@ const char* Get(const char* variable) {
   return (value != nullptr && value[0] != '\0') ? value : nullptr;
 }
 
+// Reads a yes/no setting into *setting; a value that is neither is
+// reported and *setting keeps its default.
+void ReadSwitch(const char* variable, bool* setting, std::vector<std::string>* problems) {
+  const char* value = Get(variable);
+  if (value == nullptr) return;
+  if (!std::strcmp(value, "1") || !std::strcmp(value, "yes") || !std::strcmp(value, "true")) {
+    *setting = true;
+  } else if (!std::strcmp(value, "0") || !std::strcmp(value, "no") || !std::strcmp(value, "false")) {
+    *setting = false;
+  } else {
+    problems->push_back(std::string(variable) + "='" + value + "' is not 0/1, yes/no or true/false");
+  }
+}
+
 }  // namespace
 
 SamplerConfig ReadSamplerConfig(std::vector<std::string>* problems) {
@@ -28,13 +42,8 @@ SamplerConfig ReadSamplerConfig(std::vector<std::string>* problems) {
       config.rate_hz = static_cast<uint32_t>(parsed);
     }
   }
-  if (const char* value = Get("LIMPWATCH_SAMPLE_SYSTEM")) {
-    if (!std::strcmp(value, "1") || !std::strcmp(value, "yes") || !std::strcmp(value, "true")) {
-      config.system_wide = true;
-    } else if (std::strcmp(value, "0") != 0 && std::strcmp(value, "no") != 0 && std::strcmp(value, "false") != 0) {
-      problems->push_back(std::string("LIMPWATCH_SAMPLE_SYSTEM='") + value + "' is not 0/1, yes/no or true/false");
-    }
-  }
+  ReadSwitch("LIMPWATCH_SAMPLE_SYSTEM", &config.system_wide, problems);
+  ReadSwitch("LIMPWATCH_SAMPLE_SHARE", &config.share_events, problems);
   if (const char* value = Get("LIMPWATCH_SAMPLE_EVENTS")) {
     if (!std::strcmp(value, "cpu")) {
       config.placement = EventPlacement::kPerCpu;

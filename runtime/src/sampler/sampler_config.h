@@ -41,10 +41,13 @@ struct SamplerConfig {
   uint32_t rate_hz = kDefaultSampleHz;  // LIMPWATCH_SAMPLE_HZ; 0 turns the sampler off
   bool system_wide = false;             // LIMPWATCH_SAMPLE_SYSTEM=1: also the node's kernel profile (root)
   EventPlacement placement = EventPlacement::kAuto;  // LIMPWATCH_SAMPLE_EVENTS=auto|cpu|thread
+  // LIMPWATCH_SAMPLE_SHARE=0: per-CPU events of this process's own instead
+  // of the node's shared set (node_sample_sharing.h).
+  bool share_events = true;
 };
 
-// Reads LIMPWATCH_SAMPLE_HZ, LIMPWATCH_SAMPLE_SYSTEM and
-// LIMPWATCH_SAMPLE_EVENTS. A bad value is
+// Reads LIMPWATCH_SAMPLE_HZ, LIMPWATCH_SAMPLE_SYSTEM, LIMPWATCH_SAMPLE_EVENTS
+// and LIMPWATCH_SAMPLE_SHARE. A bad value is
 // reported in *problems (one line each, naming the variable) and its default
 // is kept.
 SamplerConfig ReadSamplerConfig(std::vector<std::string>* problems);

@@ -410,6 +410,7 @@ enum SampleFlags : uint32_t {
   kSamplesHaveCallchains = 1u << 1, // kernel samples name their innermost user frame
   kSamplesNodeProfile = 1u << 2,    // kNodeKernel entries are being recorded
   kSamplesPerCpuEvents = 1u << 3,   // one event per CPU for every task, this process's samples kept
+  kSamplesSharedEvents = 1u << 4,   // those events shared by the node's traced processes, one holding them
 };
 
 // One function seen by the sampler, keyed by the hash of its name, so that a

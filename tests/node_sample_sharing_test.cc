@@ -291,6 +291,26 @@ TEST_F(SharingDirectory, ACorruptInboxIsRefusedInOneLineAndTheOthersStillServed)
   EXPECT_TRUE(holder->Deliver(602, SharedSample{1, 0, 1, 0}));
 }
 
+TEST_F(SharingDirectory, TheLastProcessToLeaveRemovesTheControlFile) {
+  // Nothing stays in /dev/shm once no traced process samples at that rate.
+  const std::string control = SharingControlFileName(kScope, kRate);
+  auto first = JoinAs(LivePid());
+  auto second = JoinAs(LivePid());
+  ASSERT_TRUE(first && second);
+  EXPECT_TRUE(Exists(control));
+  first.reset();
+  EXPECT_TRUE(Exists(control));  // the second still takes part
+  second.reset();
+  EXPECT_FALSE(Exists(control));
+  EXPECT_TRUE(std::filesystem::is_empty(directory_));
+  // The next to come creates it again, and the one after shares it.
+  auto third = JoinAs(LivePid());
+  auto fourth = JoinAs(LivePid());
+  ASSERT_TRUE(third && fourth);
+  ASSERT_TRUE(third->TryTakeOver());
+  EXPECT_FALSE(fourth->TryTakeOver());
+}
+
 TEST_F(SharingDirectory, AControlFileThatIsNotOursIsRefused) {
   std::string control = directory_ + "/" + SharingControlFileName(kScope, kRate);
   {
@@ -300,6 +320,7 @@ TEST_F(SharingDirectory, AControlFileThatIsNotOursIsRefused) {
   std::string error;
   EXPECT_EQ(NodeSampleSharing::Join(directory_, kScope, kRate, 701, kMinInboxCapacity, &error), nullptr);
   EXPECT_NE(error.find("not a sampling control file"), std::string::npos) << error;
+  EXPECT_TRUE(Exists(SharingControlFileName(kScope, kRate)));  // refused, not removed
 }
 
 TEST_F(SharingDirectory, AMemberExitingGetsItsLastSamplesFromTheHoldersNextRead) {

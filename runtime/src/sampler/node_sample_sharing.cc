@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -44,6 +45,35 @@ pid_t LeaseHolder(uint64_t lease) { return static_cast<pid_t>(lease & 0xffffffff
 // `a` at or after `b` on a counter that wraps.
 bool NotBefore(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) >= 0; }
 
+// Opens the control file with a shared flock, held for as long as this
+// process takes part: the last to leave removes the file (RemoveIfLast),
+// so nothing stays in the directory once no traced process runs. A file
+// removed between our open and our lock is not the node's any more: open
+// again. Returns the descriptor, or -1 with *error.
+int OpenControlFile(const std::string& path, std::string* error) {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+      *error = "opening " + path + ": " + ErrnoText(errno);
+      return -1;
+    }
+    // Blocks only while a last leaver holds it exclusively to remove it.
+    if (flock(fd, LOCK_SH) != 0) {
+      *error = "locking " + path + ": " + ErrnoText(errno);
+      close(fd);
+      return -1;
+    }
+    struct stat opened {}, named {};
+    if (fstat(fd, &opened) == 0 && opened.st_nlink > 0 && stat(path.c_str(), &named) == 0 &&
+        named.st_dev == opened.st_dev && named.st_ino == opened.st_ino) {
+      return fd;
+    }
+    close(fd);
+  }
+  *error = path + " keeps being removed and created again";
+  return -1;
+}
+
 }  // namespace
 
 std::string SharingScope() {
@@ -66,11 +96,9 @@ std::unique_ptr<NodeSampleSharing> NodeSampleSharing::Join(const std::string& di
   sharing->rate_hz_ = rate_hz;
   sharing->pid_ = pid;
   std::string path = directory + "/" + SharingControlFileName(scope, rate_hz);
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) {
-    *error = "opening " + path + ": " + ErrnoText(errno);
-    return nullptr;
-  }
+  sharing->control_path_ = path;
+  int fd = OpenControlFile(path, error);
+  if (fd < 0) return nullptr;
   sharing->control_fd_ = fd;
   struct stat status {};
   if (fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) || status.st_uid != geteuid()) {
@@ -103,14 +131,28 @@ std::unique_ptr<NodeSampleSharing> NodeSampleSharing::Join(const std::string& di
   sharing->inbox_ = SampleInbox::Create(directory, scope, rate_hz, pid, inbox_capacity, error);
   if (!sharing->inbox_) return nullptr;
   control->joins.fetch_add(1, std::memory_order_acq_rel);
+  sharing->left_ = false;
   return sharing;
 }
 
 NodeSampleSharing::~NodeSampleSharing() {
-  Release();
-  inbox_.reset();
+  Leave();
   if (control_ != nullptr) munmap(control_, kControlBytes);
   if (control_fd_ >= 0) close(control_fd_);
+}
+
+void NodeSampleSharing::RemoveIfLast() {
+  if (control_fd_ < 0 || left_) return;
+  left_ = true;
+  // Nobody else holds the shared lock: no one takes part any more, and a
+  // process that opens the file meanwhile waits for this lock, then finds
+  // the file removed and creates a new one. (If the exclusive lock is
+  // refused, the conversion may have dropped our shared one: we are
+  // leaving anyway.)
+  if (flock(control_fd_, LOCK_EX | LOCK_NB) == 0) {
+    unlink(control_path_.c_str());
+    flock(control_fd_, LOCK_UN);
+  }
 }
 
 bool NodeSampleSharing::TryTakeOver() {
@@ -156,6 +198,7 @@ void NodeSampleSharing::Release() {
 void NodeSampleSharing::Leave() {
   Release();
   inbox_.reset();
+  RemoveIfLast();
 }
 
 bool NodeSampleSharing::Deliver(uint32_t pid, const SharedSample& sample) {
@@ -254,7 +297,7 @@ void NodeSampleSharing::ReleaseAfterFork() {
   inbox_.reset();
   if (control_ != nullptr) munmap(control_, kControlBytes);
   control_ = nullptr;
-  if (control_fd_ >= 0) close(control_fd_);
+  if (control_fd_ >= 0) close(control_fd_);  // the parent's lock stays: it is the parent's descriptor too
   control_fd_ = -1;
 }
 

@@ -102,7 +102,8 @@ class NodeSampleSharing {
   bool StillHolder();
   // Gives up the lease and wakes the members, one of which takes over.
   void Release();
-  // Release(), and the inbox removed; the control file stays mapped, so a
+  // Release(), the inbox removed, and the control file too when this was
+  // the last process taking part; the control file stays mapped, so a
   // thread still waiting in Wait() is not left on unmapped memory (at exit).
   void Leave();
 
@@ -144,7 +145,11 @@ class NodeSampleSharing {
  private:
   NodeSampleSharing() = default;
 
+  void RemoveIfLast();
+
   std::string directory_;
+  std::string control_path_;
+  bool left_ = true;  // until joined: a Join that fails removes nothing
   std::string scope_;
   uint32_t rate_hz_ = 0;
   pid_t pid_ = 0;

@@ -266,13 +266,15 @@ size_t NodeSampleSharing::DrainInbox(const std::function<void(const SharedSample
   return inbox_ ? inbox_->Drain(visit, lost) : 0;
 }
 
-void NodeSampleSharing::Wait(long timeout_ns) {
-  if (holder_) {
-    if (control_->flush_requests.load(std::memory_order_acquire) != round_requests_) return;
-    FutexWait(&control_->flush_requests, round_requests_, timeout_ns);
-  } else {
-    FutexWait(&control_->holder_changes, control_->holder_changes.load(std::memory_order_acquire), timeout_ns);
-  }
+NodeSampleSharing::WaitTicket NodeSampleSharing::PrepareWait() const {
+  if (!holder_) return {&control_->holder_changes, control_->holder_changes.load(std::memory_order_acquire)};
+  // A request that came during the last read: no waiting.
+  if (control_->flush_requests.load(std::memory_order_acquire) != round_requests_) return {};
+  return {&control_->flush_requests, round_requests_};
+}
+
+void NodeSampleSharing::WaitFor(const WaitTicket& ticket, long timeout_ns) {
+  if (ticket.word != nullptr) FutexWait(ticket.word, ticket.expected, timeout_ns);
 }
 
 bool NodeSampleSharing::RequestFlush(long timeout_ns) {

@@ -131,8 +131,17 @@ class NodeSampleSharing {
   size_t DrainInbox(const std::function<void(const SharedSample&)>& visit, uint64_t* lost);
 
   // Between reads, at most `timeout_ns`: a holder wakes early for a flush
-  // request, a member when the holder changes.
-  void Wait(long timeout_ns);
+  // request, a member when the holder changes. In two steps, so that a
+  // reader thread can take what to wait for under its lock (the exit path
+  // changes this object under that lock) and wait without it: WaitFor
+  // touches nothing but the control file's mapping, which Leave() keeps.
+  struct WaitTicket {
+    std::atomic<uint32_t>* word = nullptr;  // null: do not wait
+    uint32_t expected = 0;
+  };
+  WaitTicket PrepareWait() const;
+  static void WaitFor(const WaitTicket& ticket, long timeout_ns);
+  void Wait(long timeout_ns) { WaitFor(PrepareWait(), timeout_ns); }
 
   // Member: asks the holder to read the rings now and waits, at most
   // `timeout_ns`, until it has. False when nobody answered in time.

@@ -413,20 +413,21 @@ void* ReaderThreadMain(void* argument) {
   thread.status = ThreadStatus::kIgnored;
   uint64_t epoch = reinterpret_cast<uint64_t>(argument);
   const timespec pause{0, kDrainPeriodNs};
-  // Taken under the mutex; the object outlives this thread's use of it
-  // (StopSources keeps it, and only this thread or a forked child, which
-  // has no reader yet, frees one).
-  NodeSampleSharing* sharing = nullptr;
+  // Taken under the mutex, waited on without it: the control file's
+  // mapping outlives this thread's use of it (StopSources keeps it; only
+  // this thread, or a forked child that has no reader yet, frees one).
+  std::optional<NodeSampleSharing::WaitTicket> ticket;
   while (g_reader_epoch.load(std::memory_order_acquire) == epoch) {
-    if (sharing != nullptr) {
-      sharing->Wait(kDrainPeriodNs);
+    if (ticket) {
+      NodeSampleSharing::WaitFor(*ticket, kDrainPeriodNs);
     } else {
       nanosleep(&pause, nullptr);
     }
     std::lock_guard<std::mutex> lock(g_mutex);
     if (g_reader_epoch.load(std::memory_order_acquire) != epoch || g_state == nullptr) break;
     DrainOnce(g_state);
-    sharing = g_state->sharing.get();
+    ticket.reset();
+    if (g_state->sharing) ticket = g_state->sharing->PrepareWait();
   }
   return nullptr;
 }

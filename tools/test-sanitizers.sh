@@ -50,6 +50,9 @@ tsan_exclusions=(
   '^SamplerTest\.PerCpuEventsKeepOnlyThisProcesssSamples$'
   '^SamplerTest\.PerThreadEventsWhenAskedFor$'
   '^SamplerTest\.RefusedPerfEventOpenFallsBackToSigprofWithOneLogLine$'
+  '^SamplerTest\.ProcessesOfANodeShareOneSetOfPerCpuEventsAndEachKeepsItsOwnSamples$'
+  '^SamplerTest\.WhenTheProcessHoldingTheNodesEventsExitsAnotherTakesThemOver$'
+  '^SamplerTest\.AStoppedHolderOfTheNodesEventsIsTakenOverAndCarriesOnAsAMember$'
   # Checks glibc malloc's mmap threshold, and the sanitizer replaces malloc.
   '^SamplerTest\.LoadingTheKernelsSymbolsLeavesTheProgramsMallocAlone$'
 )

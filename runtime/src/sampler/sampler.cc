@@ -89,6 +89,8 @@ struct SamplerState {
   // Per-CPU events shared with the node's other traced processes: the
   // holder has process_events, a member none.
   std::unique_ptr<NodeSampleSharing> sharing;
+  // Left but never destroyed: see StopSources.
+  std::vector<std::unique_ptr<NodeSampleSharing>> retired_sharing;
   std::unique_ptr<SampleAttribution> attribution;
 };
 
@@ -308,7 +310,7 @@ void StopSources(SamplerState* state) {
     // The reader thread may be waiting on the control file's futex right
     // now (at exit it is not joined): the object, and that mapping, stay.
     state->sharing->Leave();
-    (void)state->sharing.release();
+    state->retired_sharing.push_back(std::move(state->sharing));
   }
   if (state->source == shm::SampleSource::kSigprofTimer) StopSigprofSampling();
   state->running = false;

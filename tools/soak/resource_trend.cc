@@ -1,20 +1,32 @@
 #include "resource_trend.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 namespace limpwatch::soak {
 namespace {
 
-size_t CountEntries(const std::string& directory) {
+// The process's descriptors, its perf events left out: their number is one
+// per CPU while the process holds the node's shared sampling events and none
+// while another does (runtime/src/sampler/node_sample_sharing.h), so it
+// steps when a peer that held them is killed, bounded by the CPUs; a leak
+// grows without bound.
+size_t CountDescriptorsButPerfEvents(const std::string& directory) {
   DIR* listing = opendir(directory.c_str());
   if (listing == nullptr) return 0;
   size_t count = 0;
   while (dirent* entry = readdir(listing)) {
-    if (entry->d_name[0] != '.') ++count;
+    if (entry->d_name[0] == '.') continue;
+    char target[64];
+    ssize_t length = readlinkat(dirfd(listing), entry->d_name, target, sizeof target - 1);
+    if (length > 0 && std::string_view(target, size_t(length)) == "anon_inode:[perf_event]") continue;
+    ++count;
   }
   closedir(listing);
   return count;
@@ -36,7 +48,7 @@ bool SampleProcess(pid_t pid, double seconds, ResourceSample* sample) {
     if (key == "VmRSS:") fields >> sample->rss_kib;
     if (key == "Threads:") fields >> sample->threads;
   }
-  sample->fds = double(CountEntries(base + "/fd"));
+  sample->fds = double(CountDescriptorsButPerfEvents(base + "/fd"));
   return sample->rss_kib >= 0;
 }
 

@@ -16,7 +16,7 @@ namespace limpwatch::soak {
 struct ResourceSample {
   double seconds = 0;  // since the run began
   double rss_kib = 0;
-  double fds = 0;
+  double fds = 0;  // perf events left out (resource_trend.cc)
   double threads = 0;
 };
 

@@ -127,6 +127,22 @@ TEST_F(SharingDirectory, AHolderThatDiedIsTakenOverAtOnce) {
   EXPECT_TRUE(member->TryTakeOver());
 }
 
+TEST_F(SharingDirectory, AHolderThatDiedAndIsNotYetReapedIsTakenOverAtOnce) {
+  // A zombie answers kill(pid, 0); a daemon's parent that died holding the
+  // lease stays one while its own parent waits for the daemon.
+  pid_t zombie = fork();
+  ASSERT_GE(zombie, 0);
+  if (zombie == 0) _exit(0);
+  live_.push_back(zombie);  // reaped at the end
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto holder = JoinAs(zombie);
+  auto member = JoinAs(LivePid());
+  ASSERT_TRUE(holder && member);
+  ASSERT_TRUE(holder->TryTakeOver());
+  holder->EndRound();  // a fresh heartbeat
+  EXPECT_TRUE(member->TryTakeOver());
+}
+
 TEST_F(SharingDirectory, AStalledHolderIsTakenOverAndThenServesNobody) {
   // A holder that stops renewing (SIGSTOP, a starved CPU) for longer than
   // kStaleLeaseNs loses the events to a member; when it runs again it finds

@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 
 namespace limpwatch::runtime {
@@ -41,6 +42,25 @@ int64_t NowNs() {
 }
 
 pid_t LeaseHolder(uint64_t lease) { return static_cast<pid_t>(lease & 0xffffffff); }
+
+// Dead, or a zombie: a holder that died without freeing its lease (killed,
+// or ended by _exit as a sanitizer's leak check does) stays a zombie until
+// its parent reaps it, and a daemon's parent may wait for the very child
+// that is waiting for the lease.
+bool HolderGone(pid_t pid) {
+  if (kill(pid, 0) != 0) return errno == ESRCH;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char text[512];
+  ssize_t length = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (length <= 0) return false;
+  text[length] = '\0';
+  const char* name_end = std::strrchr(text, ')');  // the command may hold spaces and parentheses
+  return name_end != nullptr && name_end[1] == ' ' && (name_end[2] == 'Z' || name_end[2] == 'X');
+}
 
 // `a` at or after `b` on a counter that wraps.
 bool NotBefore(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) >= 0; }
@@ -161,7 +181,7 @@ bool NodeSampleSharing::TryTakeOver() {
   pid_t holder = LeaseHolder(lease);
   // The holder's own pid: a lease left by this process's image before an
   // exec, whose events closed with it.
-  bool free = holder == 0 || holder == pid_ || (kill(holder, 0) != 0 && errno == ESRCH) ||
+  bool free = holder == 0 || holder == pid_ || HolderGone(holder) ||
               NowNs() - control_->heartbeat_ns.load(std::memory_order_acquire) > kStaleLeaseNs;
   if (!free) return false;
   uint64_t taken = ((lease >> 32) + 1) << 32 | static_cast<uint32_t>(pid_);

@@ -16,7 +16,8 @@
 // would go without samples for as long. The holder renews the lease at each
 // read (a heartbeat, CLOCK_MONOTONIC, which every process of the node
 // shares); a member takes it over when it is free, when its holder has
-// died (kill(pid, 0)), or when the heartbeat is older than kStaleLeaseNs.
+// died (no such pid, or a zombie), or when the heartbeat is older than
+// kStaleLeaseNs.
 // A holder that finds its lease taken keeps its own samples from its rings
 // and closes its events, a member from then on; the other members' samples
 // in its rings are dropped: no one can tell which of them the new holder

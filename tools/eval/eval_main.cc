@@ -41,6 +41,7 @@
 #include "common/command_line.h"
 #include "limpwatch/analyzer/analyzer_config.h"
 #include "report.h"
+#include "rpca_scoring.h"
 #include "report_html.h"
 #include "scoring.h"
 #include "subprocess.h"
@@ -421,6 +422,15 @@ int Evaluation::Run() {
   std::string table = RenderTable(classes);
   std::printf("%s", table.c_str());
   std::ofstream(options_.out + "/results.json") << RenderJson(experiments, classes, kGraceMs);
+  // The untrained rpca detector on the same recordings, beside the servers'
+  // own verdicts (not part of --check: it is judged, not yet relied on).
+  std::vector<std::string> rpca_problems;
+  std::vector<Experiment> rpca = RpcaExperiments(experiments, options_.out, manifest_, &rpca_problems);
+  for (const std::string& problem : rpca_problems) std::fprintf(stderr, "rpca: %s\n", problem.c_str());
+  auto rpca_classes = ScoreByFault(rpca, kGraceMs);
+  std::printf("\nThe rpca detector (robust PCA, no training), replayed on the same recordings:\n%s",
+              RenderTable(rpca_classes).c_str());
+  std::ofstream(options_.out + "/results-rpca.json") << RenderJson(rpca, rpca_classes, kGraceMs);
   bool reported = WriteReport(experiments, table);
   std::printf("results: %s/results.json\n", options_.out.c_str());
   if (!reported) return 1;

@@ -11,6 +11,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "diagnose_rpca.h"
 #include "format.h"
 #include "limpwatch/analyzer/cluster_replay.h"
 #include "limpwatch/analyzer/resource_manifest.h"
@@ -30,7 +31,7 @@ namespace {
 constexpr OptionSpec kDiagnoseOptions[] = {
     {"--thresholds", "-t", true}, {"--manifest", "-m", true}, {"--json", "", false},  {"--windows", "", false},
     {"--scores", "", false},      {"--rule", "", true},       {"--budget", "", true}, {"--tick", "", true},
-    {"--load", "", true},         {"--symptom", "", true},    {"--help", "-h", false},
+    {"--load", "", true},         {"--symptom", "", true},    {"--help", "-h", false},  {"--rpca", "", false},
 };
 
 bool EndsWith(const std::string& text, const std::string& suffix) {
@@ -312,6 +313,13 @@ int RunDiagnose(const std::vector<std::string>& args) {
                              [](const std::string& path) { return EndsWith(path, ".csv"); });
   if (csv > 0 && csv < parsed.positional.size()) {
     return UsageError("diagnose", "CSV files and recordings cannot be diagnosed together");
+  }
+  if (parsed.Has("--rpca")) {
+    for (const char* option : {"--thresholds", "--rule", "--budget", "--tick", "--load", "--symptom", "--scores"}) {
+      if (parsed.Has(option)) return UsageError("diagnose", std::string(option) + " does not apply to --rpca");
+    }
+    return DiagnoseRpca({parsed.positional, parsed.Value("--manifest"), settings.config, settings.json,
+                         settings.windows});
   }
   bool series = csv > 0 && settings.config.decision_rule == analyzer::DecisionRule::kCalibrated;
   if (!series) {

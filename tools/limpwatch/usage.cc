@@ -70,7 +70,8 @@ constexpr CommandText kCommands[] = {
      "                          server only\n"},
     {"diagnose",
      "limpwatch diagnose FILES... [-t THRESHOLDS] [-m MANIFEST] [--rule calibrated|seed] [--budget DAYS]\n"
-     "                   [--tick SECONDS] [--load COLUMNS] [--symptom COLUMNS] [--json] [--windows|--scores]",
+     "                   [--tick SECONDS] [--load COLUMNS] [--symptom COLUMNS] [--json] [--windows|--scores]\n"
+     "       limpwatch diagnose --rpca RECORDINGS... [-m MANIFEST] [--json] [--windows]",
      "  Replays recordings of several servers through the online analysis, prints its\n"
      "  alarms and ends with a verdict per peer: healthy or limping, the share of its\n"
      "  windows that were anomalous, its median ratio to its peers per metric, when it\n"
@@ -96,7 +97,12 @@ constexpr CommandText kCommands[] = {
      "                            their names\n"
      "    --json                  alarms as JSON lines, then one JSON line per peer\n"
      "    --windows               one line per window with the peers it indicts and why\n"
-     "    --scores                the same with every score (evidence, ratio, noise)\n"},
+     "    --scores                the same with every score (evidence, ratio, noise)\n"
+     "  --rpca: CloudDiag's robust PCA instead of peer comparison, with no training at\n"
+     "  all: each tick, rows (server, tick) of the last minute against the functions'\n"
+     "  time per call; a function whose column the low-rank part does not explain, slow\n"
+     "  on one server's newest ticks, votes for that server; k of 2k-1 steps indict it.\n"
+     "  Ends with the functions most often anomalous. --windows: a line per step.\n"},
     {"report",
      // One line: usage errors quote it in their one line.
      "limpwatch report RECORDINGS... -o FILE [-t THRESHOLDS] [-m MANIFEST] [--rule calibrated|seed] [--budget DAYS] "

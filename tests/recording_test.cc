@@ -128,6 +128,73 @@ TEST(TraceFileTest, CorruptRecordIsSkippedAndATruncatedTailEndsTheRead) {
   EXPECT_NE(trace.problems[1].find("truncated"), std::string::npos) << trace.problems[1];
 }
 
+TEST(TraceFileTest, TheRecordReaderYieldsWhatTheWholeFileReadGives) {
+  testing::TempDir directory;
+  limpwatch::testing::SyntheticCluster cluster;
+  cluster.servers = 1;
+  cluster.ticks = 30;
+  std::string path = WriteRecordings(cluster, directory, "reader-").front();
+  {
+    // Damage the middle: a names record of an unknown type, then a CRC mismatch.
+    std::string error;
+    auto writer = TraceWriter::Open(path, "server0", 1000, &error);
+    ASSERT_TRUE(writer) << error;
+    writer->Append(static_cast<TraceRecordType>(77), {1, 2, 3});
+    writer->Append(TraceRecordType::kNames, EncodeNamesRecord({{0x1234, "late_name"}}));
+    TickRecord late;
+    late.node = "server0";
+    late.tick = 99;
+    late.functions = {{0x1234, 5, 2.5, 3}};
+    writer->Append(TraceRecordType::kTick, EncodeTickRecord(late));
+    ASSERT_TRUE(writer->Flush());
+  }
+  std::ifstream whole(path, std::ios::binary | std::ios::ate);
+  auto size = whole.tellg();
+  whole.close();
+  ASSERT_EQ(truncate(path.c_str(), size - std::streamoff(3)), 0);  // the late tick cut short
+
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTrace(path, &trace, &error)) << error;
+  auto reader = TraceReader::Open(path, &error);
+  ASSERT_TRUE(reader) << error;
+  EXPECT_EQ(reader->node(), "server0");
+  EXPECT_EQ(reader->tick_ms(), 1000u);
+  std::vector<TickRecord> ticks;
+  std::vector<FunctionName> names;
+  TickRecord tick;
+  std::vector<FunctionName> record_names;
+  for (TraceReader::Item item; (item = reader->Next(&tick, &record_names)) != TraceReader::Item::kEnd;) {
+    if (item == TraceReader::Item::kTick) ticks.push_back(tick);
+    if (item == TraceReader::Item::kNames) names.insert(names.end(), record_names.begin(), record_names.end());
+  }
+  EXPECT_EQ(reader->Next(&tick, &record_names), TraceReader::Item::kEnd) << "the end stays the end";
+  ASSERT_EQ(ticks.size(), 30u);
+  ASSERT_EQ(ticks.size(), trace.ticks.size());
+  for (size_t index = 0; index < ticks.size(); ++index) {
+    EXPECT_EQ(ticks[index].tick, trace.ticks[index].tick);
+    EXPECT_EQ(ticks[index].unix_ms, trace.ticks[index].unix_ms);
+    ASSERT_EQ(ticks[index].functions.size(), trace.ticks[index].functions.size());
+    for (size_t function = 0; function < ticks[index].functions.size(); ++function) {
+      EXPECT_EQ(ticks[index].functions[function].name_hash, trace.ticks[index].functions[function].name_hash);
+      EXPECT_EQ(ticks[index].functions[function].self_ms, trace.ticks[index].functions[function].self_ms);
+      EXPECT_EQ(ticks[index].functions[function].samples, trace.ticks[index].functions[function].samples);
+    }
+    EXPECT_EQ(ticks[index].io.dread_ms, trace.ticks[index].io.dread_ms);
+    EXPECT_EQ(ticks[index].node_stats.cpu_ms, trace.ticks[index].node_stats.cpu_ms);
+  }
+  ASSERT_EQ(names.size(), 8u);  // the 7 first, then the late one
+  EXPECT_EQ(names.back().name, "late_name");
+  ASSERT_EQ(trace.names.size(), names.size());
+  EXPECT_EQ(trace.names.back().name, "late_name");
+  EXPECT_EQ(reader->problems(), trace.problems);
+  ASSERT_EQ(trace.problems.size(), 2u);
+  EXPECT_NE(trace.problems[0].find("unknown record type 77, skipped"), std::string::npos) << trace.problems[0];
+  EXPECT_NE(trace.problems[1].find("truncated payload"), std::string::npos) << trace.problems[1];
+  // The problem names the record and where it starts.
+  EXPECT_EQ(trace.problems[1].rfind(path + ": record 34 at offset ", 0), 0u) << trace.problems[1];
+}
+
 TEST(TraceFileTest, NotARecordingOrAnotherVersionIsRefusedInOneLine) {
   testing::TempDir directory;
   std::string path = directory.File("junk.lwtrace");

@@ -1,9 +1,10 @@
 #include "limpwatch/analyzer/trace_file.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "byte_io.h"
 #include "file_appender.h"
@@ -77,77 +78,129 @@ bool TraceWriter::Flush() { return file_->Flush(); }
 
 void TraceWriter::Collect() { file_->Collect(); }
 
-bool ReadTrace(const std::string& path, Trace* trace, std::string* error) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
+std::unique_ptr<TraceReader> TraceReader::Open(const std::string& path, std::string* error) {
+  std::unique_ptr<TraceReader> reader(new TraceReader());
+  reader->path_ = path;
+  reader->file_ = std::fopen(path.c_str(), "rb");
+  if (reader->file_ == nullptr) {
     *error = "recording '" + path + "': cannot open: " + std::strerror(errno);
-    return false;
+    return nullptr;
   }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  *trace = Trace{};
-  trace->path = path;
-  ByteReader header(bytes.data(), bytes.size());
+  // Records are small and many; a larger buffer than stdio's 4 KiB halves the read calls.
+  std::setvbuf(reader->file_, nullptr, _IOFBF, 1 << 16);
+  struct stat status {};
+  if (fstat(fileno(reader->file_), &status) != 0) {
+    *error = "recording '" + path + "': cannot read: " + std::strerror(errno);
+    return nullptr;
+  }
+  uint8_t bytes[kTraceHeaderSize];
+  size_t got = std::fread(bytes, 1, sizeof bytes, reader->file_);
+  if (got < sizeof bytes && std::ferror(reader->file_)) {
+    *error = "recording '" + path + "': cannot read: " + std::strerror(errno);
+    return nullptr;
+  }
+  ByteReader header(bytes, got);
   uint8_t magic[8];
   uint16_t major = 0, minor = 0;
   uint32_t header_size = 0, reserved = 0;
   if (!header.Bytes(magic, sizeof magic) || std::memcmp(magic, kTraceMagic, sizeof magic) != 0) {
     *error = "recording '" + path + "': not a limpwatch recording (bad magic)";
-    return false;
+    return nullptr;
   }
-  if (!header.U16(&major) || !header.U16(&minor) || !header.U32(&header_size) || !header.U32(&trace->tick_ms) ||
-      !header.U32(&reserved) || !header.FixedString(&trace->node, 64)) {
+  if (!header.U16(&major) || !header.U16(&minor) || !header.U32(&header_size) || !header.U32(&reader->tick_ms_) ||
+      !header.U32(&reserved) || !header.FixedString(&reader->node_, 64)) {
     *error = "recording '" + path + "': truncated header";
-    return false;
+    return nullptr;
   }
   if (major != kTraceVersionMajor) {
     *error = "recording '" + path + "': version " + std::to_string(major) + "." + std::to_string(minor) +
              ", this reader reads " + std::to_string(kTraceVersionMajor) + ".x";
-    return false;
+    return nullptr;
   }
-  if (header_size < kTraceHeaderSize || header_size > bytes.size()) {
+  if (header_size < kTraceHeaderSize || header_size > uint64_t(status.st_size)) {
     *error = "recording '" + path + "': bad header size " + std::to_string(header_size);
-    return false;
+    return nullptr;
   }
-  size_t position = header_size;
-  for (size_t record = 1; position < bytes.size(); ++record) {
-    std::string where = path + ": record " + std::to_string(record) + " at offset " + std::to_string(position);
-    ByteReader head(bytes.data() + position, bytes.size() - position);
+  // A later minor version may have a longer header: what follows it is records.
+  if (std::fseek(reader->file_, long(header_size), SEEK_SET) != 0) {
+    *error = "recording '" + path + "': cannot read: " + std::strerror(errno);
+    return nullptr;
+  }
+  reader->position_ = header_size;
+  return reader;
+}
+
+TraceReader::~TraceReader() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+TraceReader::Item TraceReader::Next(TickRecord* tick, std::vector<FunctionName>* names) {
+  while (!ended_) {
+    const uint64_t record = records_ + 1, offset = position_;
+    auto where = [&] { return path_ + ": record " + std::to_string(record) + " at offset " + std::to_string(offset); };
+    uint8_t head_bytes[kTraceRecordHeaderSize];
+    size_t got = std::fread(head_bytes, 1, sizeof head_bytes, file_);
+    if (got == 0 && !std::ferror(file_)) break;  // the end of the last whole record
+    ++records_;
+    ByteReader head(head_bytes, got);
     uint32_t type = 0, length = 0, crc = 0;
     if (!head.U32(&type) || !head.U32(&length) || !head.U32(&crc)) {
-      trace->problems.push_back(where + ": truncated record header (the writer stopped here)");
+      problems_.push_back(where() + (std::ferror(file_) ? ": cannot read: " + std::string(std::strerror(errno))
+                                                      : ": truncated record header (the writer stopped here)"));
       break;
     }
     if (length > kTraceMaxPayload) {
-      trace->problems.push_back(where + ": length " + std::to_string(length) + " is impossible; the rest is unreadable");
+      problems_.push_back(where() + ": length " + std::to_string(length) + " is impossible; the rest is unreadable");
       break;
     }
-    if (length > head.remaining()) {
-      trace->problems.push_back(where + ": truncated payload (the writer stopped here)");
+    payload_.resize(length);
+    if (std::fread(payload_.data(), 1, length, file_) != length) {
+      problems_.push_back(where() + (std::ferror(file_) ? ": cannot read: " + std::string(std::strerror(errno))
+                                                      : ": truncated payload (the writer stopped here)"));
       break;
     }
-    const uint8_t* payload = bytes.data() + position + kTraceRecordHeaderSize;
-    position += kTraceRecordHeaderSize + length;
+    position_ += kTraceRecordHeaderSize + length;
     uint8_t type_bytes[4];
     for (int index = 0; index < 4; ++index) type_bytes[index] = static_cast<uint8_t>(type >> (8 * index));
-    if (Crc32(payload, length, Crc32(type_bytes, 4)) != crc) {
-      trace->problems.push_back(where + ": CRC mismatch, record skipped");
+    if (Crc32(payload_.data(), length, Crc32(type_bytes, 4)) != crc) {
+      problems_.push_back(where() + ": CRC mismatch, record skipped");
       continue;
     }
     if (type == static_cast<uint32_t>(TraceRecordType::kTick)) {
-      TickRecord tick;
-      if (DecodeTickRecord(ByteReader(payload, length), &tick)) {
-        trace->ticks.push_back(std::move(tick));
-      } else {
-        trace->problems.push_back(where + ": malformed tick record, skipped");
-      }
+      *tick = TickRecord{};
+      if (DecodeTickRecord(ByteReader(payload_.data(), length), tick)) return Item::kTick;
+      problems_.push_back(where() + ": malformed tick record, skipped");
     } else if (type == static_cast<uint32_t>(TraceRecordType::kNames)) {
-      if (!DecodeNamesRecord(ByteReader(payload, length), &trace->names)) {
-        trace->problems.push_back(where + ": malformed names record, skipped");
-      }
+      names->clear();
+      if (DecodeNamesRecord(ByteReader(payload_.data(), length), names)) return Item::kNames;
+      problems_.push_back(where() + ": malformed names record, skipped");
     } else {
-      trace->problems.push_back(where + ": unknown record type " + std::to_string(type) + ", skipped");
+      problems_.push_back(where() + ": unknown record type " + std::to_string(type) + ", skipped");
     }
   }
+  ended_ = true;
+  return Item::kEnd;
+}
+
+bool ReadTrace(const std::string& path, Trace* trace, std::string* error) {
+  std::unique_ptr<TraceReader> reader = TraceReader::Open(path, error);
+  if (!reader) return false;
+  *trace = Trace{};
+  trace->path = path;
+  trace->node = reader->node();
+  trace->tick_ms = reader->tick_ms();
+  TickRecord tick;
+  std::vector<FunctionName> names;
+  for (;;) {
+    TraceReader::Item item = reader->Next(&tick, &names);
+    if (item == TraceReader::Item::kEnd) break;
+    if (item == TraceReader::Item::kTick) {
+      trace->ticks.push_back(std::move(tick));
+    } else {
+      for (FunctionName& name : names) trace->names.push_back(std::move(name));
+    }
+  }
+  trace->problems = reader->problems();
   return true;
 }
 

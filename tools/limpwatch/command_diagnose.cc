@@ -18,7 +18,6 @@
 #include "limpwatch/analyzer/series_diagnosis.h"
 #include "limpwatch/analyzer/series_table.h"
 #include "limpwatch/analyzer/thresholds.h"
-#include "limpwatch/analyzer/transport_exchange.h"
 #include "output.h"
 #include "progress_bar.h"
 #include "recordings.h"
@@ -228,14 +227,11 @@ int DiagnoseRecordings(const std::vector<std::string>& paths, const ParsedArgs& 
   if (!LoadRun(paths, &run, &error)) return Fail(kExitFailure, error);
   for (const std::string& problem : run.problems) problems.push_back(problem);
   for (const std::string& problem : problems) Warn(problem);
-  analyzer::AnalyzerConfig config = settings.config;
-  config.tick_ms = run.tick_ms;
-  if (run.from_csv) config.min_feature_time_ms = 0;  // every CSV column is a feature
+  analyzer::AnalyzerConfig config = ReplayConfigFor(run, settings.config);
 
   ProgressBar progress("diagnosing");
-  analyzer::ReplayResult result =
-      analyzer::ReplayCluster(config, run.ticks, thresholds, manifest, run.names, analyzer::WireRoundTrip,
-                              [&progress](size_t done, size_t total) { progress.Update(done, total); });
+  analyzer::ReplayResult result = ReplayRun(run, config, thresholds, manifest,
+                                            [&progress](size_t done, size_t total) { progress.Update(done, total); });
   progress.Finish();
 
   if (settings.windows || settings.every_score) {

@@ -36,6 +36,7 @@ constexpr Command kCommands[] = {
     {"train", RunTrain},
     {"diagnose", RunDiagnose},
     {"report", RunReport},
+    {"export", RunExport},
     {"select", RunSelect},
     {"serve", RunServe},
 };
@@ -57,7 +58,7 @@ int RunVersion() {
 }
 
 int Main(const std::vector<std::string>& words) {
-  if (words.empty()) return Fail(kExitUsage, "no command given: try list, top, dump, alarms, analyze, train, diagnose, report, serve, clean or help");
+  if (words.empty()) return Fail(kExitUsage, "no command given: try list, top, dump, alarms, analyze, train, diagnose, report, export, serve, clean or help");
   const std::string& command = words[0];
   std::vector<std::string> args(words.begin() + 1, words.end());
   if (command == "help" || command == "--help" || command == "-h") return RunHelp(args);

@@ -120,6 +120,31 @@ constexpr CommandText kCommands[] = {
      "    --rule RULE             calibrated (default) or seed, as for diagnose\n"
      "    --budget DAYS           at most one false alarm per DAYS server-days (default 100)\n"
      "    --title TEXT            the page's title\n"},
+    {"export",
+     // One line: usage errors quote it in their one line.
+     "limpwatch export RECORDINGS... [-o FILE] [--format chrome|folded] [--no-alarms] [-t THRESHOLDS] [-m MANIFEST]",
+     "  Writes recordings for other tools to open.\n"
+     "  chrome (the default): Chrome trace-event JSON, for Perfetto's UI or\n"
+     "  chrome://tracing. One process per server; at each tick's end counters of its\n"
+     "  I/O service times (dread, dwrite, nsread, ncread), calls, request bytes and\n"
+     "  errors, its node's disk and CPU statistics, the time it waited for a CPU, lost\n"
+     "  to packets, spent in syncs and faults, and the self time of its busiest\n"
+     "  functions: those among the 5 with the most self time of some tick, at most 16,\n"
+     "  the most self time first. Each alarm `diagnose` raises on the same recordings\n"
+     "  is an instant event on its server, with its resource, metrics and functions.\n"
+     "  folded: folded stacks for flame graphs, one line 'server;function SAMPLES' per\n"
+     "  function with CPU samples, summed over the recordings. Recordings keep no\n"
+     "  whole call chains: each stack is the server and the sampled function.\n"
+     "  Counters and stacks are written as the recordings are read, one record at a\n"
+     "  time, in memory that does not grow with their length; the alarms' replay holds\n"
+     "  every tick of every recording (about 40 bytes per function a tick ran),\n"
+     "  which --no-alarms saves. A tick that two files of a server both hold is\n"
+     "  exported twice.\n"
+     "    -o, --output FILE       where to write (default, or -: standard output)\n"
+     "    --format FORMAT         chrome (default) or folded\n"
+     "    --no-alarms             chrome without the alarms: no replay\n"
+     "    -t, --thresholds FILE   the replay's thresholds, as for diagnose\n"
+     "    -m, --manifest FILE     the replay's function-to-resource manifest\n"},
     {"select", "limpwatch select [DUMP.json...] [--live NAME [--seconds S] [--window S]] [-m MANIFEST] [-o FILE] [--gcc-flags FILE]",
      "  Proposes what to trace from recorded profiles ('limpwatch dump --json' files, one\n"
      "  window each, or a live segment watched for S seconds). Kept: a function with\n"

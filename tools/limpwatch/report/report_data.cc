@@ -4,7 +4,6 @@
 #include <map>
 
 #include "limpwatch/analyzer/cluster_replay.h"
-#include "limpwatch/analyzer/transport_exchange.h"
 #include "recordings.h"
 
 namespace limpwatch::report {
@@ -27,11 +26,8 @@ bool BuildClusterReport(const std::vector<std::string>& recordings, const Replay
                         const std::function<void(size_t, size_t)>& progress) {
   cli::LoadedRun run;
   if (!cli::LoadRun(recordings, &run, error)) return false;
-  analyzer::AnalyzerConfig config = settings.config;
-  config.tick_ms = run.tick_ms;
-  if (run.from_csv) config.min_feature_time_ms = 0;  // as diagnose: every CSV column is a feature
-  analyzer::ReplayResult result = analyzer::ReplayCluster(config, run.ticks, settings.thresholds, settings.manifest,
-                                                          run.names, analyzer::WireRoundTrip, progress);
+  analyzer::AnalyzerConfig config = cli::ReplayConfigFor(run, settings.config);
+  analyzer::ReplayResult result = cli::ReplayRun(run, config, settings.thresholds, settings.manifest, progress);
 
   report->recordings = recordings;
   report->problems.insert(report->problems.end(), run.problems.begin(), run.problems.end());

@@ -16,6 +16,7 @@
 #define LIMPWATCH_ANALYZER_TRACE_FILE_H_
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,6 +55,45 @@ struct Trace {
 // Reads a whole trace. Returns false with *error set (one line naming the
 // file) when the file cannot be read or is not a trace of a known version.
 bool ReadTrace(const std::string& path, Trace* trace, std::string* error);
+
+// Reads a trace record by record, holding one record at a time, so that a
+// recording of any length can be read in bounded memory. ReadTrace reads
+// through it: both see the same records and report the same problems.
+class TraceReader {
+ public:
+  enum class Item { kTick, kNames, kEnd };
+
+  // Null with a one-line *error naming the file when it cannot be opened or
+  // is not a trace of a known version.
+  static std::unique_ptr<TraceReader> Open(const std::string& path, std::string* error);
+  ~TraceReader();
+  TraceReader(const TraceReader&) = delete;
+  TraceReader& operator=(const TraceReader&) = delete;
+
+  // The next good record: a tick into *tick, or the names of a names record
+  // into *names (replaced, not appended to). kEnd at the end of the file or
+  // at a record that makes the rest unreadable. Skipped records and the
+  // reason the reading ended are added to problems().
+  Item Next(TickRecord* tick, std::vector<FunctionName>* names);
+
+  const std::string& path() const { return path_; }
+  const std::string& node() const { return node_; }
+  uint32_t tick_ms() const { return tick_ms_; }
+  const std::vector<std::string>& problems() const { return problems_; }
+
+ private:
+  TraceReader() = default;
+
+  std::string path_;
+  std::string node_;
+  uint32_t tick_ms_ = 0;
+  std::FILE* file_ = nullptr;
+  uint64_t position_ = 0;
+  uint64_t records_ = 0;
+  bool ended_ = false;
+  std::vector<uint8_t> payload_;  // reused from record to record
+  std::vector<std::string> problems_;
+};
 
 class FileAppender;
 

@@ -1,0 +1,21 @@
+// Recordings' CPU samples as folded stacks, the input of flame graph tools
+// (flamegraph.pl, speedscope, Perfetto): one line "frame;frame count" per
+// stack. Recordings keep each function's samples per tick, not whole call
+// chains, so each stack is two frames: the server and the sampled function.
+#ifndef LIMPWATCH_TOOLS_LIMPWATCH_FOLDED_STACKS_H_
+#define LIMPWATCH_TOOLS_LIMPWATCH_FOLDED_STACKS_H_
+
+#include <string>
+
+#include "recording_scan.h"
+
+namespace limpwatch::cli {
+
+// One line per server and function with samples, by server then function
+// name; the counts add up to the recordings' samples. A ';' in a name (it
+// would split the frame) becomes ':', a line break a space.
+std::string RenderFoldedStacks(const RecordingScan& scan);
+
+}  // namespace limpwatch::cli
+
+#endif  // LIMPWATCH_TOOLS_LIMPWATCH_FOLDED_STACKS_H_

@@ -247,6 +247,24 @@ limpwatch::testing::SyntheticCluster FourServerRun(uint32_t seed) {
   return run;
 }
 
+// Five servers, 120 s, server1's disk slow from the 60th second.
+limpwatch::testing::SyntheticCluster SlowDiskRun(uint32_t seed) {
+  limpwatch::testing::SyntheticCluster run;
+  run.servers = 5;
+  run.ticks = 120;
+  run.seed = seed;
+  run.fault = limpwatch::testing::SyntheticFault::kDiskTime;
+  run.faulty_server = 1;
+  run.fault_start = 60;
+  return run;
+}
+
+std::string WriteTestManifest(const testing::TempDir& directory) {
+  std::string manifest = directory.File("manifest");
+  std::ofstream(manifest) << "# test manifest\nstorage_* disk\nnet_* network\n";
+  return manifest;
+}
+
 TEST(OfflineCommandsTest, TrainThenDiagnoseRecordings) {
   testing::TempDir directory;
   limpwatch::testing::SyntheticCluster training;
@@ -265,20 +283,35 @@ TEST(OfflineCommandsTest, TrainThenDiagnoseRecordings) {
   EXPECT_FALSE(std::regex_search(trained.output, std::regex(" loss [0-9]"))) << trained.output;
   EXPECT_NE(trained.output.find("* loss spread "), std::string::npos) << trained.output;
 
-  limpwatch::testing::SyntheticCluster faulty = training;
-  faulty.seed = 22;
-  faulty.fault = limpwatch::testing::SyntheticFault::kDiskTime;
-  faulty.faulty_server = 1;
-  faulty.fault_start = 60;
   std::string faulty_files;
-  for (const auto& path : WriteRecordings(faulty, directory, "faulty-")) faulty_files += " " + path;
-  std::string manifest = directory.File("manifest");
-  std::ofstream(manifest) << "# test manifest\nstorage_* disk\nnet_* network\n";
+  for (const auto& path : WriteRecordings(SlowDiskRun(22), directory, "faulty-")) faulty_files += " " + path;
+  std::string manifest = WriteTestManifest(directory);
   CommandResult diagnosed = RunCli("diagnose --json -t " + thresholds + " -m " + manifest + faulty_files);
   ASSERT_EQ(diagnosed.status, 0) << diagnosed.output;
   EXPECT_NE(diagnosed.output.find("\"server\":\"server1\""), std::string::npos) << diagnosed.output;
   EXPECT_NE(diagnosed.output.find("\"resource\":\"disk\""), std::string::npos) << diagnosed.output;
   EXPECT_EQ(diagnosed.output.find("\"server\":\"server0\""), std::string::npos) << diagnosed.output;
+}
+
+// The rpca detector needs no thresholds: the same faulty run, untrained.
+TEST(OfflineCommandsTest, DiagnoseRpcaIndictsTheSlowDiskUntrained) {
+  testing::TempDir directory;
+  std::string files;
+  for (const auto& path : WriteRecordings(SlowDiskRun(22), directory, "faulty-")) files += " " + path;
+  std::string manifest = WriteTestManifest(directory);
+  CommandResult diagnosed = RunCli("diagnose --rpca --json -m " + manifest + files);
+  ASSERT_EQ(diagnosed.status, 0) << diagnosed.output;
+  EXPECT_NE(diagnosed.output.find("\"server\":\"server1\""), std::string::npos) << diagnosed.output;
+  EXPECT_NE(diagnosed.output.find("\"resource\":\"disk\""), std::string::npos) << diagnosed.output;
+  EXPECT_NE(diagnosed.output.find("\"metrics\":[\"rpca\"]"), std::string::npos) << diagnosed.output;
+  for (const char* other : {"server0", "server2", "server3", "server4"}) {
+    EXPECT_EQ(diagnosed.output.find(std::string("\"server\":\"") + other + "\""), std::string::npos)
+        << diagnosed.output;
+  }
+  // Options of peer comparison are refused, in one line.
+  CommandResult refused = RunCli("diagnose --rpca --rule seed" + files);
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_EQ(std::count(refused.output.begin(), refused.output.end(), '\n'), 1) << refused.output;
 }
 
 // Each recording of a server starts it again: its first windows are its

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "limpwatch/analyzer/cloud_diag.h"
+#include "limpwatch/analyzer/cluster_diagnoser.h"
 #include "limpwatch/analyzer/robust_pca.h"
 #include "limpwatch/analyzer/rpca_detector.h"
 
@@ -77,16 +78,22 @@ TEST(RobustPcaTest, AZeroOrEmptyMatrixGivesZeroParts) {
   EXPECT_TRUE(empty.converged);
 }
 
-TEST(CloudDiagTest, FlagsThePlantedColumnAndNamesItsRows) {
-  // Requests x methods: every method's latency follows the request's size
-  // (rank 1) with a little noise; method 7 is slow on rows 10-14 only.
-  std::mt19937_64 random(3);
+// Requests x methods: every method's latency follows the request's size
+// (rank 1) with 3 % noise.
+MatrixXd ConsistentLatencies(uint64_t seed) {
+  std::mt19937_64 random(seed);
   std::uniform_real_distribution<double> size(1, 3), noise(0.97, 1.03);
   MatrixXd latencies(200, 20);
   for (Eigen::Index r = 0; r < latencies.rows(); ++r) {
     double request = size(random);
     for (Eigen::Index c = 0; c < latencies.cols(); ++c) latencies(r, c) = request * (1 + 0.1 * c) * noise(random);
   }
+  return latencies;
+}
+
+TEST(CloudDiagTest, FlagsThePlantedColumnAndNamesItsRows) {
+  // Method 7 is slow on rows 10-14 only.
+  MatrixXd latencies = ConsistentLatencies(3);
   for (Eigen::Index r = 10; r < 15; ++r) latencies(r, 7) *= 4;
   CloudDiagAnalysis analysis = AnalyzeLatencyMatrix(latencies);
   ASSERT_EQ(analysis.anomalous.size(), 1u) << "fence " << analysis.beta_fence;
@@ -96,14 +103,7 @@ TEST(CloudDiagTest, FlagsThePlantedColumnAndNamesItsRows) {
 }
 
 TEST(CloudDiagTest, NoColumnOfAConsistentMatrixIsAnomalous) {
-  std::mt19937_64 random(4);
-  std::uniform_real_distribution<double> size(1, 3), noise(0.97, 1.03);
-  MatrixXd latencies(200, 20);
-  for (Eigen::Index r = 0; r < latencies.rows(); ++r) {
-    double request = size(random);
-    for (Eigen::Index c = 0; c < latencies.cols(); ++c) latencies(r, c) = request * (1 + 0.1 * c) * noise(random);
-  }
-  EXPECT_TRUE(AnalyzeLatencyMatrix(latencies).anomalous.empty());
+  EXPECT_TRUE(AnalyzeLatencyMatrix(ConsistentLatencies(4)).anomalous.empty());
 }
 
 TEST(CloudDiagTest, ColumnCosineOfAColumnWithoutLowRankPartIsZero) {
@@ -155,7 +155,7 @@ RpcaReplay Detect(const std::map<std::string, std::vector<TickRecord>>& cluster)
   for (uint64_t function = 1; function <= 30; ++function) names.Add(function, "f" + std::to_string(function));
   manifest.AddRule("f5", shm::Resource::kDisk);
   manifest.AddRule("f6", shm::Resource::kDisk);
-  return ReplayRpca(AnalyzerConfig{}, RpcaSettings{}, cluster, manifest, names);
+  return ReplayRpca(AnalyzerConfig{}, cluster, manifest, names);
 }
 
 TEST(RpcaDetectorTest, AServerWhoseFunctionsSlowDownIsIndictedWithThemAndTheirResource) {
@@ -183,6 +183,80 @@ TEST(RpcaDetectorTest, AFaultFreeClusterRaisesNoAlarm) {
 TEST(RpcaDetectorTest, ASlowdownOfEveryServerIndictsNone) {
   RpcaReplay replay = Detect(SyntheticCluster({{"s0", "s1", "s2", "s3"}, {5, 6}, 1100, 1115, 3.0}));
   EXPECT_TRUE(replay.alarms.empty()) << replay.alarms.front().server;
+}
+
+TEST(RpcaDetectorTest, ASummarysRowPairsEachFunctionsTimeWithItsCalls) {
+  PeerSummary summary;
+  summary.metrics = {{Metric::kCount, {{1, 10}, {2, 0}, {4, 5}}}, {Metric::kTime, {{1, 20}, {2, 3}, {3, 7}, {4, 1}}}};
+  std::vector<RpcaCell> cells = RpcaCellsOfSummary(summary);
+  ASSERT_EQ(cells.size(), 2u);  // key 2 has no calls, key 3 no count
+  EXPECT_EQ(cells[0].key, 1u);
+  EXPECT_DOUBLE_EQ(cells[0].self_ms, 20);
+  EXPECT_DOUBLE_EQ(cells[0].calls, 10);
+  EXPECT_EQ(cells[1].key, 4u);
+  EXPECT_DOUBLE_EQ(cells[1].self_ms, 1);
+}
+
+// Online: the same cluster as the summaries of 4-tick windows shifted by a
+// tick, as the peers exchange them, through the analyzer's diagnoser.
+std::vector<Alarm> DiagnoseSummaries(const std::map<std::string, std::vector<TickRecord>>& cluster, bool rpca) {
+  AnalyzerConfig config;
+  config.rpca_detector = rpca;
+  ResourceManifest manifest;
+  manifest.AddRule("f5", shm::Resource::kDisk);
+  manifest.AddRule("f6", shm::Resource::kDisk);
+  NameBook names;
+  for (uint64_t function = 1; function <= 30; ++function) names.Add(function, "f" + std::to_string(function));
+  ClusterDiagnoser diagnoser(config, Thresholds{}, manifest, &names, "s0");
+  std::vector<Alarm> alarms;
+  const size_t ticks = cluster.begin()->second.size();
+  for (size_t last = config.window_ticks - 1; last < ticks; ++last) {
+    uint64_t window = cluster.begin()->second[last].tick;
+    for (const auto& [server, records] : cluster) {
+      std::map<uint32_t, std::pair<double, double>> sums;  // key -> time, calls
+      for (size_t t = last + 1 - config.window_ticks; t <= last; ++t) {
+        for (const FunctionTick& function : records[t].functions) {
+          auto& sum = sums[FoldNameHash(function.name_hash)];
+          sum.first += function.self_ms;
+          sum.second += double(function.calls);
+        }
+      }
+      PeerSummary summary;
+      summary.node = server;
+      summary.boot_id = 1;
+      summary.window = window;
+      summary.window_end_unix_ms = records[last].unix_ms;
+      summary.window_ticks = uint16_t(config.window_ticks);
+      summary.tick_ms = 1000;
+      MetricFeatures times{Metric::kTime, {}}, counts{Metric::kCount, {}};
+      for (const auto& [key, sum] : sums) {
+        times.features.push_back({key, float(sum.first)});
+        counts.features.push_back({key, float(sum.second)});
+      }
+      summary.metrics = {counts, times};
+      diagnoser.Add(summary);
+    }
+    for (Alarm& alarm : diagnoser.Analyze(window, cluster.begin()->second[last].unix_ms)) {
+      alarms.push_back(std::move(alarm));
+    }
+  }
+  return alarms;
+}
+
+TEST(RpcaDetectorTest, TheAnalyzersDiagnoserRunsItOnTheExchangedSummariesWhenAskedTo) {
+  auto cluster = SyntheticCluster({{"s2"}, {5, 6}, 1100, 1115, 3.0});
+  std::vector<Alarm> with = DiagnoseSummaries(cluster, true);
+  auto is_rpca = [](const Alarm& alarm) { return alarm.metrics == std::vector<std::string>{kRpcaDetectorName}; };
+  auto rpca = std::find_if(with.begin(), with.end(), is_rpca);
+  ASSERT_NE(rpca, with.end());
+  EXPECT_EQ(rpca->server, "s2");
+  EXPECT_EQ(rpca->reporter, "s0");
+  EXPECT_EQ(rpca->resource, shm::Resource::kDisk);
+  for (const Alarm& alarm : with) EXPECT_EQ(alarm.server, "s2");
+  std::vector<Alarm> without = DiagnoseSummaries(cluster, false);
+  EXPECT_EQ(std::count_if(without.begin(), without.end(), is_rpca), 0);
+  std::vector<Alarm> quiet = DiagnoseSummaries(SyntheticCluster({}), true);
+  EXPECT_EQ(std::count_if(quiet.begin(), quiet.end(), is_rpca), 0);
 }
 
 }  // namespace

@@ -74,6 +74,13 @@ AnalyzerConfig ReadAnalyzerConfigFromEnvironment(std::vector<std::string>* probl
                           "' is not manhattan, relative, scaled or kl");
     }
   }
+  if (const char* rpca = Get("LIMPWATCH_ANALYZE_RPCA")) {
+    if (!std::strcmp(rpca, "1")) {
+      config.rpca_detector = true;
+    } else if (std::strcmp(rpca, "0") != 0) {
+      problems->push_back(std::string("LIMPWATCH_ANALYZE_RPCA='") + rpca + "' is not 0 or 1");
+    }
+  }
   if (const char* weighting = Get("LIMPWATCH_ANALYZE_VARIANCE_WEIGHTING")) {
     if (!std::strcmp(weighting, "1")) {
       config.variance_weighting = true;

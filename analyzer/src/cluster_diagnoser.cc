@@ -45,6 +45,11 @@ ClusterDiagnoser::ClusterDiagnoser(const AnalyzerConfig& config, Thresholds thre
       names_(names),
       reporter_(std::move(reporter)) {
   if (config_.decision_rule == DecisionRule::kCalibrated) calibrated_ = MakeCalibratedDecision(config_, thresholds_);
+  if (config_.rpca_detector) {
+    static const NameBook kNoNames;
+    rpca_ = std::make_unique<RpcaDetector>(config_, RpcaSettingsForWindows(config_), &manifest_,
+                                           names_ != nullptr ? names_ : &kNoNames);
+  }
 }
 
 void ClusterDiagnoser::KeepVerdicts(bool keep) {
@@ -324,6 +329,7 @@ void ClusterDiagnoser::Forget(const std::string& server) {
   for (auto& [window, by_server] : pending_) by_server.erase(server);
   std::erase_if(pending_, [](const auto& entry) { return entry.second.empty(); });
   if (calibrated_) calibrated_->Forget(server);
+  if (rpca_) rpca_->Forget(server);
 }
 
 std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_ms) {
@@ -364,6 +370,16 @@ std::vector<Alarm> ClusterDiagnoser::Analyze(uint64_t window, uint64_t now_unix_
     state.silent_reported = false;
   }
 
+  if (rpca_) {
+    for (const PeerSummary* summary : summaries) {
+      rpca_->AddRow(summary->node, window, summary->window_end_unix_ms, RpcaCellsOfSummary(*summary));
+    }
+    for (Alarm& alarm : rpca_->Step(window)) {
+      alarm.reporter = reporter_;
+      alarm.raised_unix_ms = now_unix_ms;
+      RaiseUnlessSuppressed(servers_[alarm.server], std::move(alarm), now_unix_ms, &alarms);
+    }
+  }
   for (Alarm& alarm : CheckErrors(window, now_unix_ms, summaries)) alarms.push_back(std::move(alarm));
   for (Alarm& alarm : CheckSilentPeers(window, now_unix_ms)) alarms.push_back(std::move(alarm));
   if (found != pending_.end()) pending_.erase(found);

@@ -50,7 +50,7 @@ std::vector<Experiment> RpcaExperiments(const std::vector<Experiment>& experimen
       auto& series = ticks[trace.node];
       series.insert(series.end(), trace.ticks.begin(), trace.ticks.end());
     }
-    analyzer::RpcaReplay replay = analyzer::ReplayRpca(config, analyzer::RpcaSettings{}, ticks, manifest, names);
+    analyzer::RpcaReplay replay = analyzer::ReplayRpca(config, ticks, manifest, names);
     for (const analyzer::Alarm& alarm : replay.alarms) {
       ObservedAlarm observed;
       observed.kind = analyzer::AlarmKindName(alarm.kind);

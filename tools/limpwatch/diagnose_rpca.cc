@@ -15,12 +15,12 @@ namespace {
 constexpr size_t kRankedShown = 10;
 
 std::string StepLine(const analyzer::RpcaStep& step, const analyzer::NameBook& names) {
-  std::string line = "tick " + std::to_string(step.tick) + ": " + std::to_string(step.servers) + " servers, " +
+  std::string line = "tick " + std::to_string(step.index) + ": " + std::to_string(step.servers) + " servers, " +
                      std::to_string(step.columns) + " functions, rank " + std::to_string(step.rank);
   for (const std::string& server : step.indicted) line += ", indicts " + server;
   for (const auto& [server, functions] : step.votes) {
     line += "; " + server + " slow in";
-    for (uint64_t hash : functions) line += " " + names.NameOfKey(analyzer::FoldNameHash(hash));
+    for (uint32_t key : functions) line += " " + names.NameOfKey(key);
   }
   return line + "\n";
 }
@@ -42,7 +42,7 @@ int DiagnoseRpca(const RpcaCommand& command) {
   analyzer::AnalyzerConfig config = command.config;
   config.tick_ms = run.tick_ms;
 
-  analyzer::RpcaReplay replay = analyzer::ReplayRpca(config, analyzer::RpcaSettings{}, run.ticks, manifest, run.names);
+  analyzer::RpcaReplay replay = analyzer::ReplayRpca(config, run.ticks, manifest, run.names);
   if (command.steps) {
     for (const analyzer::RpcaStep& step : replay.steps) WriteOut(StepLine(step, run.names));
   }

@@ -41,6 +41,11 @@ struct AnalyzerConfig {
 
   DistanceKind distance = DistanceKind::kManhattan;
   bool variance_weighting = false;  // seed 000 section 7.1
+  // The rpca detector (rpca_detector.h: robust PCA over the windows of every
+  // server, no training) beside peer comparison. Off by default: it finds
+  // fewer fault classes than peer comparison on the test-bed so far, and
+  // costs a robust PCA per window (LIMPWATCH_ANALYZE_RPCA=1).
+  bool rpca_detector = false;
 
   // Node-local invariants (seed 003).
   uint32_t invariant_period_ticks = 4;

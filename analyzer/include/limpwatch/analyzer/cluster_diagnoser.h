@@ -52,6 +52,7 @@
 #include "limpwatch/analyzer/name_book.h"
 #include "limpwatch/analyzer/peer_summary.h"
 #include "limpwatch/analyzer/resource_manifest.h"
+#include "limpwatch/analyzer/rpca_detector.h"
 #include "limpwatch/analyzer/thresholds.h"
 
 namespace limpwatch::analyzer {
@@ -209,6 +210,7 @@ class ClusterDiagnoser {
   std::vector<WindowResult> results_;
   WindowResult last_result_;
   std::unique_ptr<CalibratedDecision> calibrated_;
+  std::unique_ptr<RpcaDetector> rpca_;  // config.rpca_detector
   // Seed 000 section 7.1: per feature, the running relative spread among
   // servers in windows where nobody was anomalous; features that vary a lot
   // without a fault weigh less.

@@ -37,6 +37,7 @@ constexpr Command kCommands[] = {
     {"diagnose", RunDiagnose},
     {"report", RunReport},
     {"export", RunExport},
+    {"compare", RunCompare},
     {"select", RunSelect},
     {"serve", RunServe},
 };
@@ -58,7 +59,7 @@ int RunVersion() {
 }
 
 int Main(const std::vector<std::string>& words) {
-  if (words.empty()) return Fail(kExitUsage, "no command given: try list, top, dump, alarms, analyze, train, diagnose, report, export, serve, clean or help");
+  if (words.empty()) return Fail(kExitUsage, "no command given: try list, top, dump, alarms, analyze, train, diagnose, report, export, compare, serve, clean or help");
   const std::string& command = words[0];
   std::vector<std::string> args(words.begin() + 1, words.end());
   if (command == "help" || command == "--help" || command == "-h") return RunHelp(args);

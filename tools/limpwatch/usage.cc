@@ -145,6 +145,28 @@ constexpr CommandText kCommands[] = {
      "    --no-alarms             chrome without the alarms: no replay\n"
      "    -t, --thresholds FILE   the replay's thresholds, as for diagnose\n"
      "    -m, --manifest FILE     the replay's function-to-resource manifest\n"},
+    {"compare",
+     // One line: usage errors quote it in their one line.
+     "limpwatch compare BEFORE... -- AFTER... | --split UNIX_MS RECORDINGS... [--json] [--limit N] [--alpha P]",
+     "  What changed between a period that went well (BEFORE) and one that did not\n"
+     "  (AFTER), per function: Spectroscope's comparison of two periods, with functions\n"
+     "  and the recordings' features ([file sync], [waiting for a CPU], ...) in place\n"
+     "  of request flows. Each period is one or more recordings (yesterday's and\n"
+     "  today's, before and after an upgrade), or, with --split, the ticks of one set\n"
+     "  of recordings that end at or before UNIX_MS and those that end after it.\n"
+     "  Per function, its time per call in each tick with calls (a feature without\n"
+     "  calls: its time per tick), pooled over the period's servers. A response-time\n"
+     "  mutation: the two-sample Kolmogorov-Smirnov test finds the two periods' times\n"
+     "  differ (p < P, with at least 8 ticks in each). A structural one: called in\n"
+     "  one period only (new, vanished). Mutations are ranked by their contribution\n"
+     "  to the change, calls per second x median time per call after, minus the same\n"
+     "  before: the time the cluster spends in the function per second (MS/S), the\n"
+     "  largest change first. RATIO is the median after over the median before.\n"
+     "    --json                  one JSON object\n"
+     "    -l, --limit N           show the first N mutations (default 20, 0 for all)\n"
+     "    --alpha P               the KS test's significance level (default 0.001: a few\n"
+     "                            hundred functions are tested at once)\n"
+     "    --split UNIX_MS         compare two time ranges of the same recordings\n"},
     {"select", "limpwatch select [DUMP.json...] [--live NAME [--seconds S] [--window S]] [-m MANIFEST] [-o FILE] [--gcc-flags FILE]",
      "  Proposes what to trace from recorded profiles ('limpwatch dump --json' files, one\n"
      "  window each, or a live segment watched for S seconds). Kept: a function with\n"

@@ -1,0 +1,106 @@
+// Spectroscope's comparison of a non-problem period with a problem period,
+// with functions in place of request-flow categories (recordings keep no
+// request flows): per function the response-time mutations a two-sample
+// Kolmogorov-Smirnov test finds in its time per call, the structural ones
+// (called in one period only), ranked by their expected contribution to the
+// change, the time the cluster spends in them per second.
+#ifndef LIMPWATCH_ANALYZER_PERIOD_COMPARISON_H_
+#define LIMPWATCH_ANALYZER_PERIOD_COMPARISON_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "limpwatch/analyzer/tick_record.h"
+
+namespace limpwatch::analyzer {
+
+// One function in one period, pooled over the period's servers.
+struct FunctionInPeriod {
+  // Per tick with calls, its time per call (self_ms / calls).
+  std::vector<double> ms_per_call;
+  // Per tick without calls, its self time: a feature that only measures
+  // time ([waiting for a CPU]) is compared by its time per tick.
+  std::vector<double> ms_without_calls;
+  uint64_t calls = 0;
+  double self_ms = 0;
+};
+
+// The ticks of one period, read one at a time: it keeps a number per
+// function a tick, never the ticks.
+class PeriodProfile {
+ public:
+  // `server` as the recording's header names it.
+  void Add(const std::string& server, const TickRecord& tick);
+
+  // The period's length: the time that some server recorded, each tick once
+  // however many servers recorded it.
+  double seconds() const;
+  uint64_t ticks() const { return ticks_; }
+  const std::set<std::string>& servers() const { return servers_; }
+  const std::unordered_map<uint64_t, FunctionInPeriod>& functions() const { return functions_; }
+
+ private:
+  uint64_t ticks_ = 0;
+  std::set<std::string> servers_;
+  std::map<uint64_t, uint32_t> tick_ms_by_end_;  // unix_ms at a tick's end -> its length
+  std::unordered_map<uint64_t, FunctionInPeriod> functions_;
+};
+
+enum class MutationKind {
+  kResponseTime,  // its time per call differs (KS test)
+  kNew,           // called after, never before
+  kVanished,      // called before, never after
+};
+
+const char* MutationKindName(MutationKind kind);
+
+struct ComparisonSettings {
+  // A function's time per call differs when the KS test's p-value is below
+  // alpha. Every function of the recordings is tested at once, a few hundred
+  // of them: at 0.05 a comparison of two healthy periods would name about one
+  // in twenty as mutated; at 0.001 a few hundred tests name none in most
+  // comparisons (0.2 expected of 200), while a real slowdown, tested on
+  // hundreds of ticks, lies far below it.
+  double alpha = 0.001;
+  // The ticks with calls each period needs before its function is tested:
+  // two samples of 7 that do not overlap at all are the smallest to reach
+  // p < 0.001 (6 and 6 reach only 0.0013), and the asymptotic p-value is
+  // rough below that; 8 leaves one to spare.
+  size_t min_ticks = 8;
+};
+
+struct FunctionChange {
+  uint64_t name_hash = 0;
+  MutationKind kind = MutationKind::kResponseTime;
+  // Whether the function is compared by its time per call or, having had no
+  // calls in either period, by its time per tick.
+  bool per_tick = false;
+  size_t ticks_before = 0, ticks_after = 0;  // the samples' sizes
+  uint64_t calls_before = 0, calls_after = 0;
+  double self_ms_before = 0, self_ms_after = 0;
+  double calls_per_s_before = 0, calls_per_s_after = 0;
+  double median_ms_before = 0, median_ms_after = 0;  // 0 with no sample
+  double ratio = 0;  // median after / median before; 0 when either is 0
+  double ks_statistic = 0;
+  double p_value = 1;  // 1 for structural mutations, which are not tested
+  // Calls per second times the median time per call, after minus before:
+  // what the change adds to the time spent in the function each second.
+  double contribution_ms_per_s = 0;
+};
+
+struct PeriodComparison {
+  std::vector<FunctionChange> mutations;  // the largest |contribution| first
+  size_t functions_compared = 0;          // seen in either period
+  size_t functions_tested = 0;            // enough ticks in both for the KS test
+};
+
+PeriodComparison ComparePeriods(const PeriodProfile& before, const PeriodProfile& after,
+                                const ComparisonSettings& settings);
+
+}  // namespace limpwatch::analyzer
+
+#endif  // LIMPWATCH_ANALYZER_PERIOD_COMPARISON_H_

@@ -1,0 +1,149 @@
+// `limpwatch compare BEFORE... -- AFTER...` (or `--split UNIX_MS
+// RECORDINGS...`): what changed between a period that went well and one that
+// did not, per function (analyzer/period_comparison.h), read one record at a
+// time.
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "args.h"
+#include "commands.h"
+#include "compare_output.h"
+#include "limpwatch/analyzer/period_comparison.h"
+#include "output.h"
+#include "recording_scan.h"
+#include "usage.h"
+
+namespace limpwatch::cli {
+namespace {
+
+constexpr OptionSpec kCompareOptions[] = {
+    {"--json", "", false}, {"--limit", "-l", true}, {"--alpha", "", true},
+    {"--split", "", true}, {"--help", "-h", false},
+};
+
+bool EndsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The words before the first "--" and after it, each parsed on its own, so
+// that options may follow the AFTER recordings as well as precede them.
+struct CompareWords {
+  ParsedArgs options;
+  std::vector<std::string> before;
+  std::vector<std::string> after;
+  bool has_separator = false;
+};
+
+bool SplitWords(const std::vector<std::string>& args, CompareWords* words, std::string* error) {
+  std::vector<std::string> left, right;
+  for (const std::string& arg : args) {
+    if (arg == "--" && !words->has_separator) {
+      words->has_separator = true;
+    } else {
+      (words->has_separator ? right : left).push_back(arg);
+    }
+  }
+  ParsedArgs after;
+  if (!ParseArgs(left, kCompareOptions, &words->options, error)) return false;
+  if (!ParseArgs(right, kCompareOptions, &after, error)) return false;
+  words->before = std::move(words->options.positional);
+  words->after = std::move(after.positional);
+  words->options.positional.clear();
+  for (auto& [name, value] : after.options) words->options.options[name] = value;
+  return true;
+}
+
+}  // namespace
+
+int RunCompare(const std::vector<std::string>& args) {
+  CompareWords words;
+  std::string error;
+  if (!SplitWords(args, &words, &error)) return UsageError("compare", error);
+  const ParsedArgs& parsed = words.options;
+  if (parsed.Has("--help")) {
+    WriteOut(CommandHelp("compare"));
+    return FinishOutput(kExitOk);
+  }
+
+  ComparisonReport report;
+  if (const std::string* alpha = parsed.Value("--alpha")) {
+    if (!ParseSeconds(*alpha, &report.settings.alpha) || report.settings.alpha <= 0 || report.settings.alpha >= 1) {
+      return UsageError("compare", "--alpha takes a significance level between 0 and 1, not '" + *alpha + "'");
+    }
+  }
+  if (const std::string* limit = parsed.Value("--limit")) {
+    uint64_t rows = 0;
+    if (!ParseUnsigned(*limit, &rows)) return UsageError("compare", "--limit takes a count of rows, not '" + *limit + "'");
+    report.limit = size_t(rows);
+  }
+  const std::string* split = parsed.Value("--split");
+  if (split != nullptr) {
+    if (!ParseUnsigned(*split, &report.split_unix_ms) || report.split_unix_ms == 0) {
+      return UsageError("compare", "--split takes a time in unix milliseconds, not '" + *split + "'");
+    }
+    if (words.has_separator) return UsageError("compare", "--split compares ranges of one set of recordings: no '--'");
+    report.before.recordings = words.before;
+    report.after.recordings = words.before;
+    if (words.before.empty()) return UsageError("compare", "missing recordings to split (RECORDINGS...)");
+  } else {
+    if (!words.has_separator) {
+      return UsageError("compare", "missing '--' between the BEFORE and the AFTER recordings (or --split UNIX_MS)");
+    }
+    if (words.before.empty()) return UsageError("compare", "no BEFORE recordings before '--'");
+    if (words.after.empty()) return UsageError("compare", "no AFTER recordings after '--'");
+    report.before.recordings = words.before;
+    report.after.recordings = words.after;
+  }
+  for (const auto* list : {&words.before, &words.after}) {
+    for (const std::string& path : *list) {
+      if (EndsWith(path, ".csv")) return UsageError("compare", "'" + path + "': compare reads recordings, not CSV");
+    }
+  }
+
+  analyzer::PeriodProfile before, after;
+  std::unordered_map<uint64_t, std::string> names;
+  std::vector<std::string> problems;
+  if (split != nullptr) {
+    // A tick that ends at the split lies wholly before it.
+    for (const std::string& path : words.before) {
+      bool read = ForEachTick(
+          path,
+          [&](const std::string& server, const analyzer::TickRecord& tick) {
+            (tick.unix_ms <= report.split_unix_ms ? before : after).Add(server, tick);
+          },
+          &names, &problems, &error);
+      if (!read) return Fail(kExitFailure, error);
+    }
+  } else {
+    for (const auto& [paths, period] : {std::pair{&words.before, &before}, std::pair{&words.after, &after}}) {
+      for (const std::string& path : *paths) {
+        bool read = ForEachTick(
+            path, [period](const std::string& server, const analyzer::TickRecord& tick) { period->Add(server, tick); }, &names,
+            &problems, &error);
+        if (!read) return Fail(kExitFailure, error);
+      }
+    }
+  }
+  // An empty period ends the command in one line; the recordings' problems
+  // (each file without ticks among them) would only repeat it.
+  if (before.ticks() == 0) {
+    return Fail(kExitFailure, split != nullptr ? "no tick ends at or before the split at " + *split
+                                               : std::string("the BEFORE recordings hold no tick records"));
+  }
+  if (after.ticks() == 0) {
+    return Fail(kExitFailure, split != nullptr ? "no tick ends after the split at " + *split
+                                               : std::string("the AFTER recordings hold no tick records"));
+  }
+  for (const std::string& problem : problems) Warn(problem);
+
+  analyzer::PeriodComparison comparison = analyzer::ComparePeriods(before, after, report.settings);
+  report.before.profile = &before;
+  report.after.profile = &after;
+  report.comparison = &comparison;
+  report.names = &names;
+  WriteOut(parsed.Has("--json") ? RenderComparisonJson(report) : RenderComparisonText(report));
+  return FinishOutput(kExitOk);
+}
+
+}  // namespace limpwatch::cli

@@ -1,0 +1,36 @@
+// What `limpwatch compare` prints: the ranked mutations as a table with a
+// summary line, or as one JSON object.
+#ifndef LIMPWATCH_TOOLS_LIMPWATCH_COMPARE_OUTPUT_H_
+#define LIMPWATCH_TOOLS_LIMPWATCH_COMPARE_OUTPUT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "limpwatch/analyzer/period_comparison.h"
+
+namespace limpwatch::cli {
+
+struct ComparedPeriod {
+  std::vector<std::string> recordings;
+  const analyzer::PeriodProfile* profile = nullptr;
+};
+
+struct ComparisonReport {
+  ComparedPeriod before;
+  ComparedPeriod after;
+  uint64_t split_unix_ms = 0;  // 0 when the periods are two sets of recordings
+  analyzer::ComparisonSettings settings;
+  const analyzer::PeriodComparison* comparison = nullptr;
+  const std::unordered_map<uint64_t, std::string>* names = nullptr;
+  size_t limit = 20;  // rows shown; 0 for every mutation
+};
+
+std::string RenderComparisonText(const ComparisonReport& report);
+std::string RenderComparisonJson(const ComparisonReport& report);
+
+}  // namespace limpwatch::cli
+
+#endif  // LIMPWATCH_TOOLS_LIMPWATCH_COMPARE_OUTPUT_H_

@@ -572,6 +572,90 @@ TEST(TestbedFaultTest, HangStopsTheServerAndClearContinuesIt) {
   EXPECT_EQ(again.exit_status, 0) << again.output;
 }
 
+// What one server's small-file creates cost between two snapshots.
+struct CreateCost {
+  uint64_t creates = 0;
+  double ns_per_create = 0;
+  uint64_t regression_calls = 0;
+};
+
+CreateCost CreateCostOf(const shm::Snapshot& before, const shm::Snapshot& after) {
+  shm::CounterValues creates = DeltaOf(before, after, "limpwatch::testbed::request::HandleCreateMetafile");
+  shm::CounterValues regression = DeltaOf(before, after, "limpwatch::testbed::request::SlowPathRegression");
+  CreateCost cost;
+  cost.creates = creates.calls;
+  cost.ns_per_create = creates.calls == 0 ? 0 : after.TicksToNs(creates.total_ticks) / double(creates.calls);
+  cost.regression_calls = regression.calls;
+  return cost;
+}
+
+// The same postmark (same seed: the same names on the same servers) each
+// time; the cost of the creates it made on every server.
+std::vector<CreateCost> PostmarkCreateCosts(TestbedCluster& cluster) {
+  std::vector<shm::Snapshot> before;
+  for (int server = 0; server < cluster.servers(); ++server) before.push_back(cluster.Snapshot(server));
+  CommandOutput postmark = cluster.Client({"postmark", "--files", "30", "--transactions", "0", "--seed", "7"});
+  EXPECT_EQ(postmark.exit_status, 0) << postmark.output;
+  std::vector<CreateCost> costs;
+  for (int server = 0; server < cluster.servers(); ++server) {
+    costs.push_back(CreateCostOf(before[static_cast<size_t>(server)], cluster.Snapshot(server)));
+  }
+  return costs;
+}
+
+// A regression on every server: each small-file create spins in
+// SlowPathRegression while the fault is on, on every server, and not before
+// or after. The creates are measured in the servers' own counters, with the
+// keyval's fdatasync off so that a create without the fault takes far less
+// than the regression's delay.
+TEST(TestbedFaultTest, SlowPathSlowsEveryServersSmallFileCreatesUntilCleared) {
+  TestbedCluster cluster(3, {"--no-sync-meta"});
+  ASSERT_TRUE(cluster.started()) << cluster.start_output();
+  const double delay_ns = 3e6;
+
+  std::vector<CreateCost> off = PostmarkCreateCosts(cluster);
+  for (int server = 0; server < 3; ++server) {
+    ASSERT_GT(off[static_cast<size_t>(server)].creates, 0u) << cluster.alias(server) << " got no create to measure";
+    EXPECT_EQ(off[static_cast<size_t>(server)].regression_calls, 0u) << cluster.alias(server);
+  }
+
+  // --server names one server; the fault takes them all.
+  CommandOutput injected = cluster.Launcher({"inject", "slow-path", "--server", "2", "--delay-ms", "3"});
+  ASSERT_EQ(injected.exit_status, 0) << injected.output;
+  EXPECT_NE(injected.output.find("\"servers_on\":3"), std::string::npos) << injected.output;
+  for (int server = 0; server < 3; ++server) {
+    EXPECT_EQ(ReadFile(cluster.storage(server) + "/slow-path.state"), "on 3000\n") << cluster.alias(server);
+  }
+  CommandOutput twice = cluster.Launcher({"inject", "slow-path", "--server", "0"});
+  EXPECT_NE(twice.exit_status, 0) << "a cluster-wide fault was injected twice: " << twice.output;
+
+  std::vector<CreateCost> on = PostmarkCreateCosts(cluster);
+  for (int server = 0; server < 3; ++server) {
+    const CreateCost& before = off[static_cast<size_t>(server)];
+    const CreateCost& during = on[static_cast<size_t>(server)];
+    std::printf("[   INFO   ] %s: %.0f ns per create without the fault, %.0f with it\n", cluster.alias(server).c_str(),
+                before.ns_per_create, during.ns_per_create);
+    ASSERT_GT(during.creates, 0u) << cluster.alias(server);
+    EXPECT_EQ(during.regression_calls, during.creates) << cluster.alias(server) << ": a create skipped the regression";
+    // The spin counts CPU time, so each create takes at least the delay; half
+    // of it above the fault-free create leaves room for any noise.
+    EXPECT_GT(during.ns_per_create - before.ns_per_create, delay_ns / 2) << cluster.alias(server);
+  }
+
+  CommandOutput cleared = cluster.Launcher({"clear", "slow-path", "--server", "1"});
+  ASSERT_EQ(cleared.exit_status, 0) << cleared.output;
+  EXPECT_NE(cleared.output.find("\"servers_switched_off\":3"), std::string::npos) << cleared.output;
+  for (int server = 0; server < 3; ++server) {
+    EXPECT_NE(access((cluster.storage(server) + "/slow-path").c_str(), F_OK), 0) << "control file left behind";
+    EXPECT_NE(access((cluster.storage(server) + "/slow-path.state").c_str(), F_OK), 0) << "state file left behind";
+  }
+  std::vector<CreateCost> after = PostmarkCreateCosts(cluster);
+  for (int server = 0; server < 3; ++server) {
+    EXPECT_GT(after[static_cast<size_t>(server)].creates, 0u) << cluster.alias(server);
+    EXPECT_EQ(after[static_cast<size_t>(server)].regression_calls, 0u) << cluster.alias(server) << " still regressed";
+  }
+}
+
 // Every line of every file in `directory` (the servers' LIMPWATCH_ALARMS files).
 std::vector<std::string> LinesOfFilesIn(const std::string& directory) {
   std::vector<std::string> lines;

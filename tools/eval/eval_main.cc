@@ -24,8 +24,14 @@
 // runs each server in a memory cgroup of its own from its start (the
 // launcher's `start --memory-groups`), which that fault needs.
 //
-// --check exits 1 unless every fault-free experiment raised no alarm and
-// every faulty one indicted its faulty server and no other (for CI).
+// slow-path is a regression on every server at once (the launcher switches
+// it on cluster-wide): it has no faulty server, so it is scored like a
+// fault-free run, any alarm a false positive, and it runs under postmark only,
+// the workload whose small-file creates it slows.
+//
+// --check exits 1 unless every fault-free or cluster-wide experiment raised
+// no alarm and every other faulty one indicted its faulty server and no
+// other (for CI).
 #include <dirent.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,7 +63,7 @@ struct Options {
   std::vector<std::string> workloads{"ddw", "ddr", "iozonew", "iozoner", "postmark"};
   std::vector<std::string> faults{"disk-busy",     "disk-hog",     "cpu-quota", "cpu-hog", "memory-hog",
                                   "receive-pktloss", "send-pktloss", "network-delay", "crash",   "hang",
-                                  "emfile",        "enospc"};
+                                  "emfile",        "enospc",       "slow-path"};
   int reps = 1;
   int fault_free_s = 15, faulty_s = 20, recovery_s = 15;
   int train_s = 20;
@@ -106,12 +112,17 @@ std::string ExpectedResource(const std::string& fault) {
   return "";  // propagated errors: any resource will do
 }
 
-// Whether the fault can reach the workload at all. A full file system fails
-// new blocks only, and ddr and iozoner read a file written before: no server
-// call of theirs can fail with ENOSPC, so such an experiment would measure
-// nothing about the diagnosis.
-bool FaultCanActOn(const std::string& fault, const std::string& workload) {
-  return !(fault == "enospc" && (workload == "ddr" || workload == "iozoner"));
+// Why the fault cannot reach the workload at all, or "" when it can. A full
+// file system fails new blocks only, and ddr and iozoner read a file written
+// before: no server call of theirs can fail with ENOSPC. slow-path slows
+// small-file creates, which only postmark makes by the hundred. Such an
+// experiment would measure nothing about the diagnosis.
+std::string WhyFaultCannotActOn(const std::string& fault, const std::string& workload) {
+  if (fault == "enospc" && (workload == "ddr" || workload == "iozoner")) {
+    return "a read-only workload allocates nothing, so a full disk cannot fail it";
+  }
+  if (fault == "slow-path" && workload != "postmark") return "only postmark creates small files, the path it slows";
+  return "";
 }
 
 // The launcher's fault and its flags for a class of the matrix. Seed 000's
@@ -254,7 +265,8 @@ bool Evaluation::RunExperiment(Experiment* experiment, int number) {
   experiment->start_ms = NowMs();
   ok = ok && SleepSeconds(options_.fault_free_s);
   if (ok && experiment->fault != "none") {
-    std::string index = experiment->faulty_server.substr(6);  // "server<i>"
+    // "server<i>"; a cluster-wide fault takes every server whatever --server says
+    std::string index = experiment->cluster_wide ? "0" : experiment->faulty_server.substr(6);
     experiment->fault_start_ms = NowMs();
     std::vector<std::string> inject{LIMPWATCH_TESTBED_PATH, "inject"};
     for (const std::string& part : LauncherFault(experiment->fault)) inject.push_back(part);
@@ -316,13 +328,13 @@ bool Evaluation::WriteReport(const std::vector<Experiment>& experiments, const s
                     std::to_string(experiment.repetition) + ")";
     if (experiment.fault_start_ms > 0) {
       cluster.marked.push_back({{experiment.fault_start_ms, experiment.fault_end_ms},
-                                experiment.fault + " injected",
+                                experiment.fault + (experiment.cluster_wide ? " injected on every server" : " injected"),
                                 experiment.faulty_server});
     }
     ExperimentScore score = ScoreExperiment(experiment, kGraceMs);
     std::string note = "Scored on the " + std::to_string(experiment.alarms.size()) +
                        " alarm(s) the servers raised online: " +
-                       (experiment.fault == "none" ? std::string()
+                       (!score.true_positive_applies ? std::string()
                                                    : std::string(score.true_positive ? "" : "not ") + "found, ") +
                        (score.false_positive ? "a false positive" : "no false positive");
     if (score.latency_s) {
@@ -389,18 +401,18 @@ int Evaluation::Run() {
       fault_free.repetition = rep;
       experiments.push_back(fault_free);
       for (const std::string& fault : options_.faults) {
-        if (!FaultCanActOn(fault, workload)) {
-          if (rep == 0) {
-            std::fprintf(stderr, "%s x %s not run: a read-only workload allocates nothing, so a full disk cannot fail it\n",
-                         fault.c_str(), workload.c_str());
-          }
+        if (std::string why = WhyFaultCannotActOn(fault, workload); !why.empty()) {
+          if (rep == 0) std::fprintf(stderr, "%s x %s not run: %s\n", fault.c_str(), workload.c_str(), why.c_str());
           continue;
         }
         Experiment experiment;
         experiment.workload = workload;
         experiment.fault = fault;
-        experiment.faulty_server =
-            "server" + std::to_string((options_.first_faulty + rotation++) % options_.servers);
+        experiment.cluster_wide = IsClusterWideFault(fault);
+        if (!experiment.cluster_wide) {
+          experiment.faulty_server =
+              "server" + std::to_string((options_.first_faulty + rotation++) % options_.servers);
+        }
         experiment.expected_resource = ExpectedResource(fault);
         experiment.repetition = rep;
         experiments.push_back(experiment);
@@ -440,7 +452,7 @@ int Evaluation::Run() {
     ExperimentScore score = ScoreExperiment(experiment, kGraceMs);
     // Alarms before the experiment's start (the servers' own start) or after
     // its end (servers stopping look silent) are not scored, as in the table.
-    bool good = experiment.fault == "none" ? !score.false_positive : score.true_positive && !score.false_positive;
+    bool good = !score.true_positive_applies ? !score.false_positive : score.true_positive && !score.false_positive;
     if (!good) {
       std::printf("CHECK FAILED: %s / %s on %s: %zu alarms, TP %d, FP %d\n", experiment.workload.c_str(),
                   experiment.fault.c_str(), experiment.faulty_server.c_str(), experiment.alarms.size(),
@@ -463,7 +475,8 @@ constexpr const char* kUsage =
     "  --servers N          servers per cluster, at least 3 (4)\n"
     "  --workloads a,b      of ddw ddr iozonew iozoner postmark (all five)\n"
     "  --faults a,b|all     of disk-busy disk-hog cpu-quota cpu-hog memory-hog receive-pktloss send-pktloss\n"
-    "                       network-delay crash hang emfile enospc (all)\n"
+    "                       network-delay crash hang emfile enospc slow-path (all); slow-path is on every\n"
+    "                       server at once: FP only, no TP\n"
     "  --reps N             repetitions of each experiment (1)\n"
     "  --phases F,X,R       seconds fault-free, faulty, recovering (15,20,15)\n"
     "  --train-seconds S    fault-free load recorded to train thresholds first (20)\n"
@@ -474,8 +487,8 @@ constexpr const char* kUsage =
     "  --report FILE        where to write the report page: per experiment, each server's metrics\n"
     "                       against their thresholds over time, alarms and the fault marked, top\n"
     "                       functions (DIR/report.html; --html, accepted, changes nothing)\n"
-    "  --check              exit 1 unless every fault-free experiment raised no alarm and every faulty one\n"
-    "                       indicted its faulty server and no other\n";
+    "  --check              exit 1 unless every fault-free or cluster-wide experiment raised no alarm and\n"
+    "                       every other faulty one indicted its faulty server and no other\n";
 
 int Usage(const char* problem) {
   std::fprintf(stderr, "limpwatch-eval: %s\n%s", problem, kUsage);

@@ -54,7 +54,8 @@ std::string RenderTable(const std::map<std::string, ClassScore>& classes) {
       auto found = score.true_positives_by_metric.find(metric);
       return Percent(found == score.true_positives_by_metric.end() ? 0 : found->second, score.experiments);
     };
-    bool fault_free = fault == "none";
+    // Fault-free and cluster-wide classes have no faulty server: FP only.
+    bool fault_free = !score.true_positive_applies;
     std::snprintf(line, sizeof line, "%-18s %5d %12s %12s %12s %12s %12s %9.1fs %9.1fs %9s\n", fault.c_str(),
                   score.experiments, fault_free ? "-" : Percent(score.true_positives, score.experiments).c_str(),
                   Percent(score.false_positives, score.experiments).c_str(), fault_free ? "-" : metric_tp("time").c_str(),
@@ -69,13 +70,19 @@ std::string RenderTable(const std::map<std::string, ClassScore>& classes) {
     latencies.insert(latencies.end(), score.latencies_s.begin(), score.latencies_s.end());
   }
   int faulty_runs = 0;
+  bool any_cluster_wide = false;
   for (const auto& [fault, score] : classes) {
-    if (fault != "none") faulty_runs += score.experiments;
+    if (score.true_positive_applies) faulty_runs += score.experiments;
+    any_cluster_wide = any_cluster_wide || score.cluster_wide;
   }
   std::snprintf(line, sizeof line, "%-18s %5d %12s %12s %12s %12s %12s %9.1fs %10s %9s\n", "all", all,
                 Percent(tp, faulty_runs).c_str(), Percent(fp, all).c_str(), "", "", "", Mean(latencies), "",
                 Percent(right, checked).c_str());
   out << line;
+  if (any_cluster_wide) {
+    out << "cluster-wide faults (every server alike, e.g. slow-path) have no faulty server: any alarm is a false\n"
+           "positive and TP does not apply (\"-\"), as for none; \"all\" counts TP over the other faults only.\n";
+  }
   return out.str();
 }
 
@@ -87,7 +94,10 @@ std::string RenderJson(const std::vector<Experiment>& experiments, const std::ma
   for (const auto& [fault, score] : classes) {
     out << (first ? "\n" : ",\n") << "    \"" << Escape(fault) << "\": {\"experiments\": " << score.experiments
         << ", \"true_positives\": " << score.true_positives << ", \"false_positives\": " << score.false_positives
-        << ", \"resource_checked\": " << score.resource_checked << ", \"resource_right\": " << score.resource_right
+        << ", \"true_positive_applies\": " << (score.true_positive_applies ? "true" : "false")
+        << ", \"cluster_wide\": " << (score.cluster_wide ? "true" : "false");
+    if (score.cluster_wide) out << ", \"scored_as\": \"cluster-wide: no faulty server, any alarm is a false positive\"";
+    out << ", \"resource_checked\": " << score.resource_checked << ", \"resource_right\": " << score.resource_right
         << ", \"latencies_s\": [";
     for (size_t index = 0; index < score.latencies_s.size(); ++index) {
       out << (index ? ", " : "") << score.latencies_s[index];
@@ -113,8 +123,9 @@ std::string RenderJson(const std::vector<Experiment>& experiments, const std::ma
     ExperimentScore score = ScoreExperiment(experiment, grace_ms);
     out << (index ? ",\n" : "\n") << "    {\"workload\": \"" << Escape(experiment.workload) << "\", \"fault\": \""
         << Escape(experiment.fault) << "\", \"faulty_server\": \"" << Escape(experiment.faulty_server)
-        << "\", \"repetition\": " << experiment.repetition << ", \"true_positive\": "
-        << (score.true_positive ? "true" : "false") << ", \"false_positive\": "
+        << "\", \"cluster_wide\": " << (experiment.cluster_wide ? "true" : "false")
+        << ", \"repetition\": " << experiment.repetition << ", \"true_positive\": "
+        << (!score.true_positive_applies ? "null" : score.true_positive ? "true" : "false") << ", \"false_positive\": "
         << (score.false_positive ? "true" : "false") << ", \"latency_s\": ";
     if (score.latency_s) out << *score.latency_s; else out << "null";
     out << ", \"start_ms\": " << experiment.start_ms << ", \"fault_start_ms\": " << experiment.fault_start_ms

@@ -62,12 +62,16 @@ std::optional<ObservedAlarm> ParseAlarmLine(const std::string& line) {
   return alarm;
 }
 
+bool IsClusterWideFault(const std::string& fault) { return fault == "slow-path"; }
+
 ExperimentScore ScoreExperiment(const Experiment& experiment, uint64_t grace_ms) {
   ExperimentScore score;
+  score.true_positive_applies = experiment.fault != "none" && !experiment.cluster_wide;
   const ObservedAlarm* first_hit = nullptr;
   for (const ObservedAlarm& alarm : experiment.alarms) {
     if (alarm.time_unix_ms < experiment.start_ms || alarm.time_unix_ms > experiment.end_ms + grace_ms) continue;
-    bool on_faulty = !experiment.faulty_server.empty() && alarm.server == experiment.faulty_server;
+    bool on_faulty = score.true_positive_applies && !experiment.faulty_server.empty() &&
+                     alarm.server == experiment.faulty_server;
     if (!on_faulty) {
       score.false_positive = true;
       for (const auto& metric : alarm.metrics) score.false_positive_by_metric[metric] = true;
@@ -93,6 +97,8 @@ std::map<std::string, ClassScore> ScoreByFault(const std::vector<Experiment>& ex
     ExperimentScore score = ScoreExperiment(experiment, grace_ms);
     ClassScore& total = classes[experiment.fault];
     ++total.experiments;
+    total.true_positive_applies = score.true_positive_applies;
+    total.cluster_wide = experiment.cluster_wide;
     total.true_positives += score.true_positive;
     total.false_positives += score.false_positive;
     for (const auto& [metric, hit] : score.true_positive_by_metric) total.true_positives_by_metric[metric] += hit;

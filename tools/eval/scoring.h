@@ -2,6 +2,10 @@
 // positive when every faulty server is indicted, a false positive when any
 // fault-free server is, per metric and combined; plus the latency from the
 // fault to the first alarm and whether the alarm named the right resource.
+//
+// A cluster-wide fault (a regression on every server, slow-path) has no
+// faulty server: no peer limps beside the others, so any alarm during it is a
+// false positive and a true positive does not apply, as for a fault-free run.
 #ifndef LIMPWATCH_TOOLS_EVAL_SCORING_H_
 #define LIMPWATCH_TOOLS_EVAL_SCORING_H_
 
@@ -26,10 +30,14 @@ struct ObservedAlarm {
 // Parses one JSON line of LIMPWATCH_ALARMS; nullopt for a malformed line.
 std::optional<ObservedAlarm> ParseAlarmLine(const std::string& line);
 
+// Whether `fault` acts on every server alike (scored with FP only).
+bool IsClusterWideFault(const std::string& fault);
+
 struct Experiment {
   std::string workload;
   std::string fault;             // "none" for a fault-free experiment
-  std::string faulty_server;     // empty for a fault-free experiment
+  std::string faulty_server;     // empty for a fault-free or cluster-wide experiment
+  bool cluster_wide = false;     // the fault acts on every server: no faulty server
   std::string expected_resource; // disk, network, cpu, memory, process, or "" when any will do
   int repetition = 0;
   uint64_t start_ms = 0;         // the experiment's start (after the warm-up)
@@ -40,6 +48,7 @@ struct Experiment {
 };
 
 struct ExperimentScore {
+  bool true_positive_applies = true;  // false: fault-free or cluster-wide, only FP is scored
   bool true_positive = false;       // the faulty server was indicted during the fault
   bool false_positive = false;      // a fault-free server was indicted
   std::map<std::string, bool> true_positive_by_metric;
@@ -55,6 +64,8 @@ ExperimentScore ScoreExperiment(const Experiment& experiment, uint64_t grace_ms)
 
 // Rates per fault class (or per workload x fault), as percentages.
 struct ClassScore {
+  bool true_positive_applies = true;  // false: fault-free or cluster-wide, only FP is scored
+  bool cluster_wide = false;
   int experiments = 0;
   int true_positives = 0;
   int false_positives = 0;

@@ -118,7 +118,21 @@ bool TargetOf(TestbedState* state, uint32_t index, FaultTarget* target, std::str
   target->config_path = cluster->Get("config");
   target->tools_dir = cluster->Get("tools");
   target->server_count = static_cast<uint32_t>(cluster->GetUint("servers"));
+  for (StateRecord* member : state->Servers()) {
+    ClusterServer entry;
+    entry.index = static_cast<uint32_t>(member->GetUint("index"));
+    entry.alias = member->Get("alias");
+    entry.pid = static_cast<pid_t>(member->GetUint("pid"));
+    entry.start_time = member->GetUint("start");
+    entry.storage = member->Get("storage");
+    target->cluster.push_back(entry);
+  }
   return true;
+}
+
+bool IsClusterWideFault(const std::string& name) {
+  std::unique_ptr<Fault> fault = MakeFault(name);
+  return fault && fault->cluster_wide();
 }
 
 bool ClearRecordedFault(TestbedState* state, uint64_t id, JsonLine* evidence, std::string* error) {
@@ -146,7 +160,9 @@ int CommandInject(CommandLine* flags) {
   std::string dir, error;
   uint64_t index = 0, probe_mib = 256;
   double seconds = 0;
-  if (!RequireDir(flags, &dir, &error) || !flags->Has("server") ||
+  // A cluster-wide fault needs no --server (and ignores one).
+  bool cluster_wide = flags->positional().size() == 2 && IsClusterWideFault(flags->positional()[1]);
+  if (!RequireDir(flags, &dir, &error) || (!cluster_wide && !flags->Has("server")) ||
       !flags->GetUint("server", 0, 0, 63, &index, &error) || !flags->GetDouble("for", 0, 0, 86400, &seconds, &error) ||
       !flags->GetUint("probe-mib", 256, 1, 4096, &probe_mib, &error)) {
     return Fail("inject", error.empty() ? "inject FAULT --dir D --server I [--for SECONDS] [--measure]" : error, 2);
@@ -181,9 +197,10 @@ int CommandInject(CommandLine* flags) {
     TestbedState state;
     if (!state.Load(dir, &error)) return Fail("inject", error);
     for (StateRecord* active : state.Faults()) {
-      if (active->Get("fault") == name && active->GetUint("server") == index) {
-        return Fail("inject", name + " is already injected on server " + std::to_string(index) + " (id " +
-                                  active->Get("id") + "); clear it first");
+      if (active->Get("fault") == name && (cluster_wide || active->GetUint("server") == index)) {
+        return Fail("inject", name + " is already injected on " +
+                                  (cluster_wide ? std::string("this cluster") : "server " + std::to_string(index)) +
+                                  " (id " + active->Get("id") + "); clear it first");
       }
     }
     id = state.NextFaultId();
@@ -212,6 +229,7 @@ int CommandInject(CommandLine* flags) {
                    .Add("server", index)
                    .Add("alias", target.alias)
                    .Add("pid", static_cast<int64_t>(target.pid))
+                   .Add("cluster_wide", cluster_wide)
                    .Add("verified", true)
                    .Add("description", fault->description())
                    .AddRaw("evidence", evidence.str()));
@@ -247,7 +265,7 @@ int CommandClear(CommandLine* flags) {
     TestbedState state;
     if (!state.Load(dir, &error)) return Fail("clear", error);
     for (StateRecord* fault : state.Faults()) {
-      if (by_server && fault->GetUint("server") != server) continue;
+      if (by_server && fault->GetUint("server") != server && !IsClusterWideFault(fault->Get("fault"))) continue;
       if (!only_fault.empty() && fault->Get("fault") != only_fault) continue;
       if (id != 0 && fault->GetUint("id") != id) continue;
       ids.push_back(fault->GetUint("id"));

@@ -27,6 +27,8 @@ int Fail(const std::string& command, const std::string& error, int status = 1);
 bool RequireDir(CommandLine* flags, std::string* dir, std::string* error);
 // The target of a fault: server `index` of the cluster in `state`.
 bool TargetOf(TestbedState* state, uint32_t index, FaultTarget* target, std::string* error);
+// Whether `name` is a fault of the whole cluster (Fault::cluster_wide).
+bool IsClusterWideFault(const std::string& name);
 // Clears one recorded fault and drops it from the state (caller holds the lock and saves).
 bool ClearRecordedFault(TestbedState* state, uint64_t id, JsonLine* evidence, std::string* error);
 

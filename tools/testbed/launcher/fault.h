@@ -31,6 +31,15 @@
 
 namespace limpwatch::testbed::launcher {
 
+// One server of the cluster, for a fault that acts on all of them.
+struct ClusterServer {
+  uint32_t index = 0;
+  std::string alias;
+  pid_t pid = 0;
+  uint64_t start_time = 0;
+  std::string storage;
+};
+
 struct FaultTarget {
   std::string dir;
   uint32_t server = 0;
@@ -44,6 +53,7 @@ struct FaultTarget {
   std::string config_path;
   std::string tools_dir;  // where the test-bed programs are
   uint32_t server_count = 0;
+  std::vector<ClusterServer> cluster;  // every server, the target included
 };
 
 // What Clear may need besides the record.
@@ -58,6 +68,10 @@ class Fault {
   virtual const char* name() const = 0;
   // One line: what this fault really does on this machine.
   virtual const char* description() const = 0;
+  // A fault of every server alike (a regression in the code they all run):
+  // injected once per cluster whatever --server says, and cleared by any
+  // `clear` that names it.
+  virtual bool cluster_wide() const { return false; }
   virtual bool Configure(CommandLine* flags, std::string* error) { return true; }
   virtual bool Inject(const FaultTarget& target, StateRecord* record, std::string* error) = 0;
   virtual bool Verify(const FaultTarget& target, const StateRecord& record, JsonLine* evidence, std::string* error) = 0;

@@ -11,6 +11,7 @@ const FaultRegistry& Registry() {
     RegisterNetworkFaults(&all);
     RegisterProcessFaults(&all);
     RegisterStorageErrorFaults(&all);
+    RegisterRegressionFaults(&all);
     return all;
   }();
   return registry;

@@ -28,6 +28,7 @@ void RegisterCpuMemoryFaults(FaultRegistry* registry);
 void RegisterNetworkFaults(FaultRegistry* registry);
 void RegisterProcessFaults(FaultRegistry* registry);
 void RegisterStorageErrorFaults(FaultRegistry* registry);
+void RegisterRegressionFaults(FaultRegistry* registry);
 
 }  // namespace limpwatch::testbed::launcher
 

@@ -2,6 +2,8 @@
 
 #include <cerrno>
 
+#include "server/slow_path_regression.h"
+
 namespace limpwatch::testbed::request {
 namespace {
 
@@ -30,6 +32,9 @@ int HandleCreateMetafile(ServerContext* context, const FrameHeader&, PayloadRead
   ObjectAttributes attributes;
   if (!attributes.Decode(payload) || !payload->ok() || !ValidName(name) || attributes.type != ObjectType::kMetafile) {
     return EINVAL;
+  }
+  if (uint64_t delay_us = context->slow_path != nullptr ? context->slow_path->create_delay_us() : 0) {
+    SlowPathRegression(delay_us);
   }
   uint64_t handle = 0;
   int error = context->objects->CreateMetafile(name, attributes, &handle);

@@ -11,6 +11,7 @@
 #include "server/job_queue.h"
 #include "server/keyval_store.h"
 #include "server/object_space.h"
+#include "server/slow_path_switch.h"
 #include "server/storage_pool.h"
 
 namespace limpwatch::testbed {
@@ -24,6 +25,7 @@ struct ServerContext {
   trove::ObjectSpace* objects = nullptr;
   trove::StoragePool* storage = nullptr;
   job::JobQueue* jobs = nullptr;
+  const SlowPathSwitch* slow_path = nullptr;
 };
 
 }  // namespace limpwatch::testbed

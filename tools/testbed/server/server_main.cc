@@ -12,6 +12,8 @@
 // StorageThreads storage threads (trove), and this main thread, which waits
 // for SIGTERM / SIGINT and then shuts the layers down in order so the process
 // exits normally (and liblimpwatch removes or keeps its segment as asked).
+// SIGUSR1 makes it read the slow-path fault's control file again
+// (slow_path_switch.h).
 // Prints one JSON line {"event":"ready",...} on stdout once it accepts
 // requests.
 #include <fcntl.h>
@@ -40,6 +42,7 @@
 #include "server/request_state_machine.h"
 #include "server/server_context.h"
 #include "server/server_log.h"
+#include "server/slow_path_switch.h"
 #include "server/storage_pool.h"
 
 namespace limpwatch::testbed {
@@ -72,13 +75,15 @@ bool ParseArguments(int argc, char** argv, ServerArguments* arguments) {
   return !arguments->config_path.empty() && !arguments->alias.empty();
 }
 
-// Blocks the stop signals in every thread (the threads created later inherit
-// the mask); the main thread then takes them with sigwait.
+// Blocks the stop signals and the slow-path switch's SIGUSR1 in every thread
+// (the threads created later inherit the mask); the main thread then takes
+// them with sigwait.
 sigset_t BlockStopSignals() {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
   return stop_signals;
@@ -143,6 +148,7 @@ int RunServer(const ServerArguments& arguments) {
 
   trove::StoragePool storage(&bstreams);
   job::JobQueue jobs;
+  SlowPathSwitch slow_path(self.storage_space);
   ServerContext context;
   context.server_index = static_cast<uint32_t>(index);
   context.server_count = static_cast<uint32_t>(config.servers.size());
@@ -153,6 +159,7 @@ int RunServer(const ServerArguments& arguments) {
   context.objects = &objects;
   context.storage = &storage;
   context.jobs = &jobs;
+  context.slow_path = &slow_path;
 
   bmi::PollLoop poll_loop;
   auto on_request = [&context](const std::shared_ptr<bmi::Connection>& connection, const FrameHeader& header,
@@ -180,7 +187,7 @@ int RunServer(const ServerArguments& arguments) {
           (bstreams.direct_io() ? " (O_DIRECT)" : " (buffered)"));
 
   int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  while (sigwait(&stop_signals, &signal_number) == 0 && signal_number == SIGUSR1) slow_path.Reload();
   LogLine(std::string("stopping on ") + strsignal(signal_number));
   // Network first (no new requests; open flows see their connection close),
   // then the workers finish what is queued, then the disk threads.

@@ -17,6 +17,7 @@
 #include "limpwatch/analyzer/trace_file.h"
 #include "limpwatch/shm/name_hash.h"
 #include "peer/temp_dir.h"
+#include "support/cli_capture.h"
 #include "support/strict_json.h"
 
 namespace limpwatch {
@@ -24,6 +25,9 @@ namespace {
 
 using analyzer::TickRecord;
 using analyzer::testing::TempDir;
+using testing::CliRun;
+using testing::Join;
+using testing::ReadFile;
 using testing::Json;
 using testing::ParseJson;
 using Cluster = std::map<std::string, std::vector<TickRecord>>;
@@ -56,34 +60,9 @@ std::vector<std::string> WriteRecordings(const Cluster& cluster, const TempDir& 
   return paths;
 }
 
-std::string Join(const std::vector<std::string>& paths) {
-  std::string joined;
-  for (const std::string& path : paths) joined += " " + path;
-  return joined;
-}
-
-struct CliRun {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 CliRun RunCli(const std::string& arguments, const TempDir& directory) {
-  std::string out = directory.File("stdout"), err = directory.File("stderr");
-  std::string command = std::string(LIMPWATCH_CLI_PATH) + " " + arguments + " >" + out + " 2>" + err;
-  int status = std::system(command.c_str());
-  CliRun run;
-  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = ReadFile(out);
-  run.err = ReadFile(err);
-  return run;
+  return testing::RunCaptured(std::string(LIMPWATCH_CLI_PATH) + " " + arguments, directory.File("stdout"),
+                              directory.File("stderr"));
 }
 
 Cluster FourServers(uint32_t seed) {

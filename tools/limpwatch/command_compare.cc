@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "compare_output.h"
 #include "limpwatch/analyzer/period_comparison.h"
+#include "limpwatch/analyzer/resource_manifest.h"
 #include "output.h"
 #include "recording_scan.h"
 #include "usage.h"
@@ -18,7 +19,7 @@ namespace limpwatch::cli {
 namespace {
 
 constexpr OptionSpec kCompareOptions[] = {
-    {"--json", "", false}, {"--limit", "-l", true}, {"--alpha", "", true},
+    {"--json", "", false}, {"--limit", "-l", true}, {"--alpha", "", true}, {"--manifest", "-m", true},
     {"--split", "", true}, {"--help", "-h", false},
 };
 
@@ -138,6 +139,18 @@ int RunCompare(const std::vector<std::string>& args) {
   for (const std::string& problem : problems) Warn(problem);
 
   analyzer::PeriodComparison comparison = analyzer::ComparePeriods(before, after, report.settings);
+  // Threads waiting for work (the manifest's idle functions) wait longer
+  // whenever there is less work: a change of load, never a cause.
+  if (const std::string* path = parsed.Value("--manifest")) {
+    analyzer::ResourceManifest manifest;
+    std::vector<std::string> manifest_problems;
+    if (!manifest.Load(*path, &manifest_problems)) return Fail(kExitFailure, "manifest '" + *path + "': cannot read");
+    for (const std::string& problem : manifest_problems) Warn(problem);
+    std::erase_if(comparison.mutations, [&](const analyzer::FunctionChange& change) {
+      auto name = names.find(change.name_hash);
+      return name != names.end() && manifest.IsIdle(name->second);
+    });
+  }
   report.before.profile = &before;
   report.after.profile = &after;
   report.comparison = &comparison;

@@ -124,7 +124,7 @@ struct SlowDown {
   double factor = 1;
 };
 
-std::map<std::string, std::vector<TickRecord>> SyntheticCluster(const SlowDown& slow, uint64_t ticks = 140) {
+std::map<std::string, std::vector<TickRecord>> SyntheticCluster(const SlowDown& slow, uint64_t ticks = 100) {
   std::mt19937_64 random(5);
   std::normal_distribution<double> noise(1.0, 0.05);
   std::map<std::string, std::vector<TickRecord>> cluster;
@@ -159,13 +159,13 @@ RpcaReplay Detect(const std::map<std::string, std::vector<TickRecord>>& cluster)
 }
 
 TEST(RpcaDetectorTest, AServerWhoseFunctionsSlowDownIsIndictedWithThemAndTheirResource) {
-  RpcaReplay replay = Detect(SyntheticCluster({{"s2"}, {5, 6}, 1100, 1115, 3.0}));
+  RpcaReplay replay = Detect(SyntheticCluster({{"s2"}, {5, 6}, 1060, 1075, 3.0}));
   ASSERT_FALSE(replay.alarms.empty());
   const Alarm& alarm = replay.alarms.front();
   EXPECT_EQ(alarm.server, "s2");
   EXPECT_EQ(alarm.resource, shm::Resource::kDisk);
-  EXPECT_GE(alarm.window, 1100u);
-  EXPECT_LT(alarm.window, 1100u + 2 * AnalyzerConfig{}.k + AnalyzerConfig{}.window_ticks);
+  EXPECT_GE(alarm.window, 1060u);
+  EXPECT_LT(alarm.window, 1060u + 2 * AnalyzerConfig{}.k + AnalyzerConfig{}.window_ticks);
   std::set<std::string> named;
   for (const auto& function : alarm.top_functions) named.insert(function.name);
   EXPECT_EQ(named, (std::set<std::string>{"f5", "f6"}));
@@ -181,7 +181,7 @@ TEST(RpcaDetectorTest, AFaultFreeClusterRaisesNoAlarm) {
 }
 
 TEST(RpcaDetectorTest, ASlowdownOfEveryServerIndictsNone) {
-  RpcaReplay replay = Detect(SyntheticCluster({{"s0", "s1", "s2", "s3"}, {5, 6}, 1100, 1115, 3.0}));
+  RpcaReplay replay = Detect(SyntheticCluster({{"s0", "s1", "s2", "s3"}, {5, 6}, 1060, 1075, 3.0}));
   EXPECT_TRUE(replay.alarms.empty()) << replay.alarms.front().server;
 }
 
@@ -244,7 +244,7 @@ std::vector<Alarm> DiagnoseSummaries(const std::map<std::string, std::vector<Tic
 }
 
 TEST(RpcaDetectorTest, TheAnalyzersDiagnoserRunsItOnTheExchangedSummariesWhenAskedTo) {
-  auto cluster = SyntheticCluster({{"s2"}, {5, 6}, 1100, 1115, 3.0});
+  auto cluster = SyntheticCluster({{"s2"}, {5, 6}, 1060, 1075, 3.0});
   std::vector<Alarm> with = DiagnoseSummaries(cluster, true);
   auto is_rpca = [](const Alarm& alarm) { return alarm.metrics == std::vector<std::string>{kRpcaDetectorName}; };
   auto rpca = std::find_if(with.begin(), with.end(), is_rpca);

@@ -46,6 +46,7 @@ tsan_exclusions=(
   # access of the burning loops, so the program's shares cannot be compared.
   '^SamplerTest\.TwoToOneSplitOfCpuIsSampledWithinTenPercent$'
   '^SamplerTest\.SamplesInASharedLibraryNameIt$'
+  '^SamplerTest\.ProgramThatInstallsItsOwnSigprofHandlerKeepsItsProfiler$'  # its burn_one check
   '^SamplerTest\.ThreadsStartedAfterTheSamplerAreSampled$'
   '^SamplerTest\.PerCpuEventsKeepOnlyThisProcesssSamples$'
   '^SamplerTest\.PerThreadEventsWhenAskedFor$'

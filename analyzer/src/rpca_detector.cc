@@ -4,6 +4,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "limpwatch/analyzer/cloud_diag.h"
 #include "limpwatch/analyzer/statistics.h"
 
 namespace limpwatch::analyzer {
@@ -148,7 +149,7 @@ std::vector<Alarm> RpcaDetector::Step(uint64_t index) {
   if (newest_rows.size() < 3) return alarms;  // two servers cannot tell which one is odd
   std::vector<uint32_t> columns = ChooseColumns(rows, config_.max_features);
   if (columns.empty()) return alarms;
-  CloudDiagAnalysis analysis = AnalyzeLatencyMatrix(BuildMatrix(rows, columns), settings_.cloud);
+  CloudDiagAnalysis analysis = AnalyzeLatencyMatrix(BuildMatrix(rows, columns));
 
   RpcaStep step;
   step.index = index;

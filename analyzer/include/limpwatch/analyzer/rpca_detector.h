@@ -26,7 +26,6 @@
 
 #include "limpwatch/analyzer/alarm.h"
 #include "limpwatch/analyzer/analyzer_config.h"
-#include "limpwatch/analyzer/cloud_diag.h"
 #include "limpwatch/analyzer/name_book.h"
 #include "limpwatch/analyzer/peer_summary.h"
 #include "limpwatch/analyzer/resource_manifest.h"
@@ -47,7 +46,6 @@ struct RpcaSettings {
   // The newest rows of each server that must be mostly slow for a vote: a
   // window's ticks offline, the newest window online.
   uint32_t newest_rows = 4;
-  CloudDiagOptions cloud;
 };
 
 // The settings for rows of ticks (offline) or of windows (online).

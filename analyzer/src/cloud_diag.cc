@@ -26,10 +26,7 @@ CloudDiagAnalysis AnalyzeLatencyMatrix(const Eigen::MatrixXd& latencies, const C
   }
   if (columns == 0) return analysis;
   double median = Median(analysis.beta);
-  std::vector<double> deviations;
-  deviations.reserve(columns);
-  for (double beta : analysis.beta) deviations.push_back(std::abs(beta - median));
-  double spread = std::max(1.4826 * Median(std::move(deviations)), 1.0 - median);
+  double spread = std::max(RobustSpread(analysis.beta), 1.0 - median);
   analysis.beta_fence = median - options.outlier_sigmas * spread;
   // Principal component pursuit has no noise term: measurement noise lands
   // in E too, as many small entries. A replica is named by an entry further

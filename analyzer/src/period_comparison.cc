@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "limpwatch/analyzer/ks_test.h"
+#include "limpwatch/analyzer/statistics.h"
 
 namespace limpwatch::analyzer {
 namespace {
@@ -16,12 +17,6 @@ struct Side {
 };
 
 const std::vector<double> kNoSample;
-
-double MedianOfSorted(const std::vector<double>& sorted) {
-  if (sorted.empty()) return 0;
-  size_t middle = sorted.size() / 2;
-  return sorted.size() % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-}
 
 Side SideOf(const PeriodProfile& period, uint64_t name_hash, bool per_tick) {
   auto found = period.functions().find(name_hash);

@@ -6,26 +6,6 @@
 #include "limpwatch/analyzer/statistics.h"
 
 namespace limpwatch::analyzer {
-namespace {
-
-// A normal distribution's standard deviation is 1.4826 times its median
-// absolute deviation.
-constexpr double kMadToSigma = 1.4826;
-
-template <typename T>
-double MedianOfSorted(const std::vector<T>& sorted) {
-  if (sorted.empty()) return 0.0;
-  size_t middle = sorted.size() / 2;
-  return sorted.size() % 2 == 1 ? double(sorted[middle]) : (double(sorted[middle - 1]) + double(sorted[middle])) / 2.0;
-}
-
-double RobustSpread(std::vector<double> values) {
-  double center = MedianInPlace(values);
-  for (double& value : values) value = std::fabs(value - center);
-  return kMadToSigma * MedianInPlace(values);
-}
-
-}  // namespace
 
 ResidualHistory::ResidualHistory(size_t capacity, size_t block)
     : capacity_(std::max<size_t>(capacity, 8)), block_(std::max<size_t>(block, 1)) {

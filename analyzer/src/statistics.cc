@@ -7,6 +7,12 @@ namespace limpwatch::analyzer {
 
 double Median(std::vector<double> values) { return MedianInPlace(values); }
 
+double RobustSpread(std::vector<double> values) {
+  double center = MedianInPlace(values);
+  for (double& value : values) value = std::fabs(value - center);
+  return kMadToSigma * MedianInPlace(values);
+}
+
 double MedianInPlace(std::vector<double>& values) {
   if (values.empty()) return 0.0;
   size_t middle = values.size() / 2;

@@ -46,6 +46,7 @@
 
 #include "common/command_line.h"
 #include "limpwatch/analyzer/analyzer_config.h"
+#include "list_files.h"
 #include "report.h"
 #include "rpca_scoring.h"
 #include "report_html.h"
@@ -132,20 +133,6 @@ std::vector<std::string> LauncherFault(const std::string& fault) {
   if (fault == "receive-pktloss") return {"packet-loss", "--direction", "receive"};
   if (fault == "send-pktloss") return {"packet-loss", "--direction", "send"};
   return {fault};
-}
-
-std::vector<std::string> ListFiles(const std::string& directory, const std::string& suffix) {
-  std::vector<std::string> files;
-  if (DIR* handle = opendir(directory.c_str())) {
-    while (dirent* entry = readdir(handle)) {
-      std::string name = entry->d_name;
-      if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-        files.push_back(directory + "/" + name);
-      }
-    }
-    closedir(handle);
-  }
-  return files;
 }
 
 class Evaluation {

@@ -1,31 +1,14 @@
 #include "rpca_scoring.h"
 
-#include <dirent.h>
-
 #include <algorithm>
 #include <map>
 
 #include "limpwatch/analyzer/resource_manifest.h"
 #include "limpwatch/analyzer/rpca_detector.h"
 #include "limpwatch/analyzer/trace_file.h"
+#include "list_files.h"
 
 namespace limpwatch::eval {
-namespace {
-
-std::vector<std::string> Recordings(const std::string& directory) {
-  std::vector<std::string> paths;
-  if (DIR* dir = opendir(directory.c_str())) {
-    while (dirent* entry = readdir(dir)) {
-      std::string name = entry->d_name;
-      if (name.size() > 8 && name.compare(name.size() - 8, 8, ".lwtrace") == 0) paths.push_back(directory + "/" + name);
-    }
-    closedir(dir);
-  }
-  std::sort(paths.begin(), paths.end());
-  return paths;
-}
-
-}  // namespace
 
 std::vector<Experiment> RpcaExperiments(const std::vector<Experiment>& experiments, const std::string& out,
                                         const std::string& manifest_path, std::vector<std::string>* problems) {
@@ -38,7 +21,9 @@ std::vector<Experiment> RpcaExperiments(const std::vector<Experiment>& experimen
     experiment.alarms.clear();
     std::map<std::string, std::vector<analyzer::TickRecord>> ticks;
     analyzer::NameBook names;
-    for (const std::string& path : Recordings(out + "/experiment-" + std::to_string(index))) {
+    std::vector<std::string> recordings = ListFiles(out + "/experiment-" + std::to_string(index), ".lwtrace");
+    std::sort(recordings.begin(), recordings.end());
+    for (const std::string& path : recordings) {
       analyzer::Trace trace;
       std::string error;
       if (!analyzer::ReadTrace(path, &trace, &error)) {

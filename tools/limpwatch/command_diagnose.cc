@@ -20,7 +20,7 @@
 #include "limpwatch/analyzer/thresholds.h"
 #include "output.h"
 #include "progress_bar.h"
-#include "recordings.h"
+#include "run_replay.h"
 #include "usage.h"
 #include "verdict_table.h"
 

@@ -14,7 +14,7 @@
 #include "output.h"
 #include "progress_bar.h"
 #include "recording_scan.h"
-#include "recordings.h"
+#include "run_replay.h"
 #include "usage.h"
 
 namespace limpwatch::cli {

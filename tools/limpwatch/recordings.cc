@@ -8,7 +8,6 @@
 #include "limpwatch/analyzer/series_table.h"
 #include "limpwatch/analyzer/statistics.h"
 #include "limpwatch/analyzer/trace_file.h"
-#include "limpwatch/analyzer/transport_exchange.h"
 #include "limpwatch/shm/name_hash.h"
 
 namespace limpwatch::cli {
@@ -77,19 +76,6 @@ bool LoadRun(const std::vector<std::string>& paths, LoadedRun* run, std::string*
     return false;
   }
   return true;
-}
-
-analyzer::AnalyzerConfig ReplayConfigFor(const LoadedRun& run, analyzer::AnalyzerConfig config) {
-  config.tick_ms = run.tick_ms;
-  if (run.from_csv) config.min_feature_time_ms = 0;
-  return config;
-}
-
-analyzer::ReplayResult ReplayRun(const LoadedRun& run, const analyzer::AnalyzerConfig& config,
-                                 const analyzer::Thresholds& thresholds, const analyzer::ResourceManifest& manifest,
-                                 const std::function<void(size_t, size_t)>& progress) {
-  return analyzer::ReplayCluster(ReplayConfigFor(run, config), run.ticks, thresholds, manifest, run.names,
-                                 analyzer::WireRoundTrip, progress);
 }
 
 }  // namespace limpwatch::cli

@@ -4,16 +4,11 @@
 #define LIMPWATCH_TOOLS_LIMPWATCH_RECORDINGS_H_
 
 #include <cstddef>
-#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "limpwatch/analyzer/analyzer_config.h"
-#include "limpwatch/analyzer/cluster_replay.h"
 #include "limpwatch/analyzer/name_book.h"
-#include "limpwatch/analyzer/resource_manifest.h"
-#include "limpwatch/analyzer/thresholds.h"
 #include "limpwatch/analyzer/tick_record.h"
 
 namespace limpwatch::cli {
@@ -35,19 +30,6 @@ bool LoadRun(const std::vector<std::string>& paths, LoadedRun* run, std::string*
 // vector metric, scaled by the column's median over the whole file so that
 // columns of different units weigh alike.
 bool ParseCsvRun(const std::string& text, const std::string& path, LoadedRun* run, std::string* error);
-
-// The settings a replay of `run` goes by: `config` with the run's tick
-// length, and every feature compared when the run came from CSV (a CSV's
-// columns are all features, whatever their size).
-analyzer::AnalyzerConfig ReplayConfigFor(const LoadedRun& run, analyzer::AnalyzerConfig config);
-
-// `run` replayed through the online analysis as every offline command does
-// (diagnose, report, export): with ReplayConfigFor's settings and summaries
-// cut to the wire encoding's precision, so that its alarms are the ones the
-// servers' own analyzers would have raised. `progress` as ReplayCluster's.
-analyzer::ReplayResult ReplayRun(const LoadedRun& run, const analyzer::AnalyzerConfig& config,
-                                 const analyzer::Thresholds& thresholds, const analyzer::ResourceManifest& manifest,
-                                 const std::function<void(size_t, size_t)>& progress = nullptr);
 
 }  // namespace limpwatch::cli
 

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "limpwatch/analyzer/cluster_replay.h"
-#include "recordings.h"
+#include "run_replay.h"
 
 namespace limpwatch::report {
 namespace {

@@ -176,13 +176,87 @@ TEST(CompareTest, FunctionCalledOnlyAfterIsStructural) {
   EXPECT_EQ(added["calls_before"].AsUint(), 0u);
   // 50 calls a tick on each of 4 servers.
   EXPECT_NEAR(added["calls_per_s_after"].AsDouble(), 200.0, 1e-9);
-  EXPECT_EQ(added["p_value"].kind, Json::Kind::kNull);
+  // Timed in all 240 ticks after and none of the 240 before: by chance
+  // about 2^-240 (the presence test's p-value; no KS statistic).
+  EXPECT_LT(added["p_value"].AsDouble(), 1e-60);
+  EXPECT_EQ(added["ks_statistic"].kind, Json::Kind::kNull);
 
   // Swapped, the same function vanished.
   Json swapped = CompareJson(after_files + " --" + before_files, directory);
   ASSERT_EQ(swapped["mutation_count"].AsUint(), 1u);
   EXPECT_EQ(swapped["mutations"][0]["kind"].AsString(), "vanished");
   EXPECT_LT(swapped["mutations"][0]["contribution_ms_per_s"].AsDouble(), 0);
+}
+
+TEST(CompareTest, AFunctionTimedInAFewTicksOnlyIsChanceNotANewFunction) {
+  TempDir directory;
+  Cluster after = FourServers(14, 60, 3600);
+  // Timed in 2 of the 240 ticks after (a connection set up twice), never before.
+  std::vector<TickRecord>& ticks = after.begin()->second;
+  for (size_t index : {10u, 40u}) {
+    ticks[index].functions.push_back({shm::FunctionNameHash(kAdded), 1, 0.05, 0});
+    std::sort(ticks[index].functions.begin(), ticks[index].functions.end(),
+              [](const auto& a, const auto& b) { return a.name_hash < b.name_hash; });
+  }
+  std::string before_files = Join(WriteRecordings(FourServers(13), directory, "before-"));
+  std::string after_files = Join(WriteRecordings(after, directory, "after-"));
+  Json json = CompareJson(before_files + " --" + after_files, directory);
+  EXPECT_EQ(json["mutation_count"].AsUint(), 0u) << json["mutations"][0]["function"].AsString();
+}
+
+// Healthy runs on different days, each with its own disk speed: the storage
+// read takes 0.8, 1 and 1.25 times as long in the three baseline runs, 1.1
+// times in the healthy run compared with them, and 3 times in a regression.
+class BaselineRunsTest : public ::testing::Test {
+ protected:
+  std::string Baseline(const std::vector<double>& factors) {
+    std::string files;
+    for (size_t run = 0; run < factors.size(); ++run) {
+      Cluster cluster = FourServers(20 + uint32_t(run), 60, 3600 * run);
+      SlowDown(&cluster, kSlowed, factors[run]);
+      files += Join(WriteRecordings(cluster, directory_, "baseline" + std::to_string(run) + "-"));
+    }
+    return files;
+  }
+  std::string After(double factor) {
+    Cluster cluster = FourServers(30, 60, 86400);
+    SlowDown(&cluster, kSlowed, factor);
+    return Join(WriteRecordings(cluster, directory_, "after-"));
+  }
+  TempDir directory_;
+};
+
+TEST_F(BaselineRunsTest, OneBaselineRunTakesADifferentDayForAMutation) {
+  Json json = CompareJson(Baseline({1.0}) + " --" + After(1.1), directory_);
+  EXPECT_EQ(json["baseline_runs"].AsUint(), 1u);
+  ASSERT_GE(json["mutation_count"].AsUint(), 1u);
+  EXPECT_EQ(json["mutations"][0]["function"].AsString(), kSlowed);
+  EXPECT_EQ(json["mutations"][0]["ks_between_baseline_runs"].kind, Json::Kind::kNull);
+}
+
+TEST_F(BaselineRunsTest, ADayWithinTheBaselineRunsDifferencesIsNoMutation) {
+  Json json = CompareJson(Baseline({0.8, 1.0, 1.25}) + " --" + After(1.1), directory_);
+  EXPECT_EQ(json["before"]["runs"].AsUint(), 3u);
+  EXPECT_EQ(json["before"]["servers"].items.size(), 4u);
+  EXPECT_EQ(json["before"]["ticks"].AsUint(), 3u * 240);
+  EXPECT_EQ(json["baseline_runs"].AsUint(), 3u);
+  EXPECT_EQ(json["mutation_count"].AsUint(), 0u) << json["mutations"][0]["function"].AsString();
+  // Found by the KS test on the pooled runs, and left out as their noise.
+  EXPECT_GE(json["within_baseline_noise"].AsUint(), 1u);
+
+  CliRun text = RunCli(Baseline({0.8, 1.0, 1.25}) + " --" + After(1.1), directory_);
+  EXPECT_EQ(text.out.rfind("compare: no mutation", 0), 0u) << text.out;
+  EXPECT_NE(text.out.find("within the differences between the 3 baseline runs"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("in 3 runs"), std::string::npos) << text.out;
+}
+
+TEST_F(BaselineRunsTest, ARegressionBeyondTheBaselineRunsDifferencesRanksFirst) {
+  Json json = CompareJson(Baseline({0.8, 1.0, 1.25}) + " --" + After(3.0), directory_);
+  ASSERT_GE(json["mutation_count"].AsUint(), 1u);
+  const Json& first = json["mutations"][0];
+  EXPECT_EQ(first["function"].AsString(), kSlowed);
+  EXPECT_GT(first["ks_to_nearest_baseline_run"].AsDouble(), first["ks_between_baseline_runs"].AsDouble());
+  EXPECT_GT(first["contribution_ms_per_s"].AsDouble(), first["contribution_between_baseline_runs_ms_per_s"].AsDouble());
 }
 
 TEST(CompareTest, SplitComparesTwoRangesOfTheSameRecordings) {

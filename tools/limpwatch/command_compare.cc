@@ -102,11 +102,14 @@ int RunCompare(const std::vector<std::string>& args) {
     }
   }
 
-  analyzer::PeriodProfile before, after;
+  // BEFORE: a profile per recording, grouped into runs by time; AFTER: one.
+  std::vector<analyzer::PeriodProfile> baseline;
+  analyzer::PeriodProfile after;
   std::unordered_map<uint64_t, std::string> names;
   std::vector<std::string> problems;
   if (split != nullptr) {
     // A tick that ends at the split lies wholly before it.
+    analyzer::PeriodProfile before;
     for (const std::string& path : words.before) {
       bool read = ForEachTick(
           path,
@@ -116,19 +119,28 @@ int RunCompare(const std::vector<std::string>& args) {
           &names, &problems, &error);
       if (!read) return Fail(kExitFailure, error);
     }
+    if (before.ticks() > 0) baseline.push_back(std::move(before));
   } else {
-    for (const auto& [paths, period] : {std::pair{&words.before, &before}, std::pair{&words.after, &after}}) {
-      for (const std::string& path : *paths) {
-        bool read = ForEachTick(
-            path, [period](const std::string& server, const analyzer::TickRecord& tick) { period->Add(server, tick); }, &names,
-            &problems, &error);
-        if (!read) return Fail(kExitFailure, error);
-      }
+    std::vector<analyzer::PeriodProfile> recordings(words.before.size());
+    for (size_t index = 0; index < words.before.size(); ++index) {
+      analyzer::PeriodProfile* period = &recordings[index];
+      bool read = ForEachTick(
+          words.before[index],
+          [period](const std::string& server, const analyzer::TickRecord& tick) { period->Add(server, tick); }, &names,
+          &problems, &error);
+      if (!read) return Fail(kExitFailure, error);
+    }
+    baseline = analyzer::GroupIntoRuns(std::move(recordings));
+    for (const std::string& path : words.after) {
+      bool read = ForEachTick(
+          path, [&after](const std::string& server, const analyzer::TickRecord& tick) { after.Add(server, tick); },
+          &names, &problems, &error);
+      if (!read) return Fail(kExitFailure, error);
     }
   }
   // An empty period ends the command in one line; the recordings' problems
   // (each file without ticks among them) would only repeat it.
-  if (before.ticks() == 0) {
+  if (baseline.empty()) {
     return Fail(kExitFailure, split != nullptr ? "no tick ends at or before the split at " + *split
                                                : std::string("the BEFORE recordings hold no tick records"));
   }
@@ -138,7 +150,7 @@ int RunCompare(const std::vector<std::string>& args) {
   }
   for (const std::string& problem : problems) Warn(problem);
 
-  analyzer::PeriodComparison comparison = analyzer::ComparePeriods(before, after, report.settings);
+  analyzer::PeriodComparison comparison = analyzer::ComparePeriods(baseline, after, report.settings);
   // Threads waiting for work (the manifest's idle functions) wait longer
   // whenever there is less work: a change of load, never a cause.
   if (const std::string* path = parsed.Value("--manifest")) {
@@ -151,8 +163,8 @@ int RunCompare(const std::vector<std::string>& args) {
       return name != names.end() && manifest.IsIdle(name->second);
     });
   }
-  report.before.profile = &before;
-  report.after.profile = &after;
+  for (const analyzer::PeriodProfile& run : baseline) report.before.runs.push_back(&run);
+  report.after.runs.push_back(&after);
   report.comparison = &comparison;
   report.names = &names;
   WriteOut(parsed.Has("--json") ? RenderComparisonJson(report) : RenderComparisonText(report));

@@ -1,7 +1,11 @@
 #include "compare_output.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <set>
+#include <string_view>
+#include <utility>
 
 #include "format.h"
 #include "json_writer.h"
@@ -25,7 +29,6 @@ std::string Median(double ms, size_t sample, bool per_tick) {
 }
 
 std::string PValue(const FunctionChange& change) {
-  if (change.kind != MutationKind::kResponseTime) return "-";
   char text[32];
   std::snprintf(text, sizeof text, "%.1e", change.p_value);
   return text;
@@ -36,9 +39,29 @@ std::string Signed(double value, int decimals) {
   return value >= 0 ? "+" + text : text;
 }
 
-std::string PeriodLine(const analyzer::PeriodProfile& period) {
-  return std::to_string(period.servers().size()) + (period.servers().size() == 1 ? " server, " : " servers, ") +
-         std::to_string(period.ticks()) + " ticks, " + FormatNumber(period.seconds()) + " s";
+// A period's runs taken together.
+struct PeriodTotals {
+  std::set<std::string> servers;
+  uint64_t ticks = 0;
+  double seconds = 0;
+};
+
+PeriodTotals TotalsOf(const ComparedPeriod& period) {
+  PeriodTotals totals;
+  for (const analyzer::PeriodProfile* run : period.runs) {
+    totals.servers.insert(run->servers().begin(), run->servers().end());
+    totals.ticks += run->ticks();
+    totals.seconds += run->seconds();
+  }
+  return totals;
+}
+
+std::string PeriodLine(const ComparedPeriod& period) {
+  PeriodTotals totals = TotalsOf(period);
+  std::string line = std::to_string(totals.servers.size()) + (totals.servers.size() == 1 ? " server, " : " servers, ") +
+                     std::to_string(totals.ticks) + " ticks, " + FormatNumber(totals.seconds) + " s";
+  if (period.runs.size() > 1) line += " in " + std::to_string(period.runs.size()) + " runs";
+  return line;
 }
 
 size_t CountOf(const analyzer::PeriodComparison& comparison, MutationKind kind) {
@@ -53,12 +76,14 @@ void PeriodJson(JsonWriter& json, const ComparedPeriod& period) {
   json.BeginArray();
   for (const std::string& path : period.recordings) json.String(path);
   json.EndArray();
+  PeriodTotals totals = TotalsOf(period);
   json.Key("servers");
   json.BeginArray();
-  for (const std::string& server : period.profile->servers()) json.String(server);
+  for (const std::string& server : totals.servers) json.String(server);
   json.EndArray();
-  json.Field("ticks", period.profile->ticks());
-  json.Field("seconds", period.profile->seconds());
+  json.Field("ticks", totals.ticks);
+  json.Field("seconds", totals.seconds);
+  json.Field("runs", uint64_t(period.runs.size()));
   json.EndObject();
 }
 
@@ -107,7 +132,14 @@ std::string RenderComparisonText(const ComparisonReport& report) {
           " tested (p < " + FormatNumber(report.settings.alpha) + ", >= " + std::to_string(report.settings.min_ticks) +
           " ticks a period)";
   if (shown < count) text += ", " + std::to_string(shown) + " shown";
-  text += "; before: " + PeriodLine(*report.before.profile) + "; after: " + PeriodLine(*report.after.profile) + "\n";
+  if (comparison.baseline_runs >= 2) {
+    text += "; " + std::to_string(comparison.within_baseline_noise) + " more within the differences between the " +
+            std::to_string(comparison.baseline_runs) + " baseline runs";
+  } else {
+    text += "; one baseline run: the differences between healthy runs are not measured (give two or more BEFORE "
+            "runs to leave them out)";
+  }
+  text += "; before: " + PeriodLine(report.before) + "; after: " + PeriodLine(report.after) + "\n";
   return text;
 }
 
@@ -129,6 +161,8 @@ std::string RenderComparisonJson(const ComparisonReport& report) {
   json.Field("min_ticks", uint64_t(report.settings.min_ticks));
   json.Field("functions_compared", uint64_t(comparison.functions_compared));
   json.Field("functions_tested", uint64_t(comparison.functions_tested));
+  json.Field("baseline_runs", uint64_t(comparison.baseline_runs));
+  json.Field("within_baseline_noise", uint64_t(comparison.within_baseline_noise));
   json.Field("mutation_count", uint64_t(comparison.mutations.size()));
   json.Key("mutations");
   json.BeginArray();
@@ -159,21 +193,29 @@ std::string RenderComparisonJson(const ComparisonReport& report) {
     } else {
       json.Null();
     }
-    // Structural mutations are not tested: no statistic, no p-value.
-    bool tested = change.kind == MutationKind::kResponseTime;
+    // A structural mutation has no KS statistic; its p-value is the
+    // presence test's.
     json.Key("ks_statistic");
-    if (tested) {
+    if (change.kind == MutationKind::kResponseTime) {
       json.Double(change.ks_statistic);
     } else {
       json.Null();
     }
-    json.Key("p_value");
-    if (tested) {
-      json.Double(change.p_value);
-    } else {
-      json.Null();
-    }
+    json.Field("p_value", change.p_value);
     json.Field("contribution_ms_per_s", change.contribution_ms_per_s);
+    // Null with one baseline run, where there is no such noise to measure.
+    for (auto [key, value] : {std::pair<std::string_view, double>{"ks_between_baseline_runs", change.ks_between_runs},
+                              {"ks_to_nearest_baseline_run", change.ks_to_nearest_run},
+                              {"contribution_between_baseline_runs_ms_per_s",
+                               change.contribution_between_runs_ms_per_s}}) {
+      // Null too where it is infinite: timed in one sample and not the other.
+      json.Key(key);
+      if (comparison.baseline_runs >= 2 && std::isfinite(value)) {
+        json.Double(value);
+      } else {
+        json.Null();
+      }
+    }
     json.EndObject();
   }
   json.EndArray();

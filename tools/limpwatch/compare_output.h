@@ -15,7 +15,7 @@ namespace limpwatch::cli {
 
 struct ComparedPeriod {
   std::vector<std::string> recordings;
-  const analyzer::PeriodProfile* profile = nullptr;
+  std::vector<const analyzer::PeriodProfile*> runs;  // the baseline's runs; the AFTER period is one
 };
 
 struct ComparisonReport {

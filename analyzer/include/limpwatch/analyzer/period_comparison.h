@@ -42,6 +42,12 @@ class PeriodProfile {
   uint64_t ticks() const { return ticks_; }
   const std::set<std::string>& servers() const { return servers_; }
   const std::unordered_map<uint64_t, FunctionInPeriod>& functions() const { return functions_; }
+  // The ends of its first and last ticks (unix ms); 0 with no tick.
+  uint64_t first_unix_ms() const;
+  uint64_t last_unix_ms() const;
+
+  // Takes in another period's ticks (`other` is left empty).
+  void Absorb(PeriodProfile&& other);
 
  private:
   uint64_t ticks_ = 0;
@@ -50,10 +56,15 @@ class PeriodProfile {
   std::unordered_map<uint64_t, FunctionInPeriod> functions_;
 };
 
+// Profiles of single recordings grouped into runs: recordings whose spans
+// of time overlap are of one run (a cluster's servers record side by side);
+// a run that does not overlap another is a run of its own. Ordered by time.
+std::vector<PeriodProfile> GroupIntoRuns(std::vector<PeriodProfile> recordings);
+
 enum class MutationKind {
   kResponseTime,  // its time per call differs (KS test)
-  kNew,           // called after, never before
-  kVanished,      // called before, never after
+  kNew,           // timed after, never before, in more ticks than chance explains
+  kVanished,      // timed before, never after, likewise
 };
 
 const char* MutationKindName(MutationKind kind);
@@ -86,7 +97,19 @@ struct FunctionChange {
   double median_ms_before = 0, median_ms_after = 0;  // 0 with no sample
   double ratio = 0;  // median after / median before; 0 when either is 0
   double ks_statistic = 0;
-  double p_value = 1;  // 1 for structural mutations, which are not tested
+  // The KS test's p-value; for a structural mutation, the chance that the
+  // ticks in which the function was timed all fell in one period by chance
+  // (a function timed in a handful of ticks is not a mutation).
+  double p_value = 1;
+  // With two or more baseline runs, the noise the change is judged by: the
+  // largest distance between two baseline runs' samples (the KS statistic;
+  // past full separation, 1 + |log| of their medians' ratio; infinite when
+  // the function is timed in one and not in the other) and the largest
+  // difference of calls/s x median time per call between two of them; and
+  // the smallest distance between the AFTER period and one baseline run.
+  double ks_between_runs = 0;
+  double contribution_between_runs_ms_per_s = 0;
+  double ks_to_nearest_run = 0;
   // Calls per second times the median time per call, after minus before:
   // what the change adds to the time spent in the function each second.
   double contribution_ms_per_s = 0;
@@ -96,9 +119,21 @@ struct PeriodComparison {
   std::vector<FunctionChange> mutations;  // the largest |contribution| first
   size_t functions_compared = 0;          // seen in either period
   size_t functions_tested = 0;            // enough ticks in both for the KS test
+  size_t baseline_runs = 0;
+  // Changes the KS test (or a structural difference) found that lie within
+  // the differences between the baseline's own runs, and so are not
+  // mutations: two healthy runs of one workload on a shared machine differ
+  // in most functions by more than any p-value allows (the machine's other
+  // load, the files' placement), and a slowdown is only one where the
+  // healthy runs never differ as much.
+  size_t within_baseline_noise = 0;
 };
 
-PeriodComparison ComparePeriods(const PeriodProfile& before, const PeriodProfile& after,
+// The AFTER period against a baseline of one or more runs (pooled for the
+// KS test). With one run the test alone decides; with two or more, a change
+// must also lie further from every baseline run than two baseline runs lie
+// from each other, in the KS statistic and in the contribution.
+PeriodComparison ComparePeriods(const std::vector<PeriodProfile>& baseline_runs, const PeriodProfile& after,
                                 const ComparisonSettings& settings);
 
 }  // namespace limpwatch::analyzer

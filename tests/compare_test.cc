@@ -259,6 +259,37 @@ TEST_F(BaselineRunsTest, ARegressionBeyondTheBaselineRunsDifferencesRanksFirst) 
   EXPECT_GT(first["contribution_ms_per_s"].AsDouble(), first["contribution_between_baseline_runs_ms_per_s"].AsDouble());
 }
 
+size_t Occurrences(const std::string& text, const std::string& what) {
+  size_t count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+
+TEST_F(BaselineRunsTest, HtmlPageDrawsEachMutationsDistributionPerBaselineRun) {
+  Cluster after = FourServers(31, 60, 86400);
+  SlowDown(&after, kSlowed, 3.0);
+  AddFunction(&after, kAdded);
+  std::string files = Baseline({0.8, 1.0, 1.25}) + " --" + Join(WriteRecordings(after, directory_, "after-"));
+  std::string page = directory_.File("compare.html");
+  Json json = CompareJson(files + " --html " + page, directory_);  // stdout stays one JSON object
+  ASSERT_EQ(json["mutation_count"].AsUint(), 2u);
+  std::string html = ReadFile(page);
+  ASSERT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u) << html.substr(0, 200);
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+  EXPECT_EQ(Occurrences(html, "<figure>"), 2u);
+  EXPECT_NE(html.find("#1 " + std::string(kSlowed)), std::string::npos);
+  // The slowed read: a staircase per baseline run and one for after; the
+  // new function: only after.
+  EXPECT_EQ(Occurrences(html, "class=\"line before\""), 3u);
+  EXPECT_EQ(Occurrences(html, "class=\"line after\""), 2u);
+  EXPECT_NE(html.find("in 3 runs"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+
+  // A page that cannot be written fails before anything is read, in one line.
+  ExpectOneLineFailure(RunCli(files + " --html " + directory_.File("missing/compare.html"), directory_), 1,
+                       "missing");
+}
+
 TEST(CompareTest, SplitComparesTwoRangesOfTheSameRecordings) {
   TempDir directory;
   Cluster cluster = FourServers(5, 120);

@@ -8,11 +8,13 @@
 
 #include "args.h"
 #include "commands.h"
+#include "compare_html.h"
 #include "compare_output.h"
 #include "limpwatch/analyzer/period_comparison.h"
 #include "limpwatch/analyzer/resource_manifest.h"
 #include "output.h"
 #include "recording_scan.h"
+#include "report_html.h"
 #include "usage.h"
 
 namespace limpwatch::cli {
@@ -20,7 +22,7 @@ namespace {
 
 constexpr OptionSpec kCompareOptions[] = {
     {"--json", "", false}, {"--limit", "-l", true}, {"--alpha", "", true}, {"--manifest", "-m", true},
-    {"--split", "", true}, {"--help", "-h", false},
+    {"--split", "", true}, {"--html", "", true}, {"--help", "-h", false},
 };
 
 bool EndsWith(const std::string& text, const std::string& suffix) {
@@ -102,6 +104,10 @@ int RunCompare(const std::vector<std::string>& args) {
     }
   }
 
+  const std::string* html = parsed.Value("--html");
+  if (html != nullptr && html->empty()) return UsageError("compare", "--html takes the page's file name");
+  if (html != nullptr && !report::CanWriteReportFile(*html, &error)) return Fail(kExitFailure, error);
+
   // BEFORE: a profile per recording, grouped into runs by time; AFTER: one.
   std::vector<analyzer::PeriodProfile> baseline;
   analyzer::PeriodProfile after;
@@ -167,6 +173,9 @@ int RunCompare(const std::vector<std::string>& args) {
   report.after.runs.push_back(&after);
   report.comparison = &comparison;
   report.names = &names;
+  if (html != nullptr && !report::WriteReportFile(*html, RenderComparisonHtml(report), &error)) {
+    return Fail(kExitFailure, error);
+  }
   WriteOut(parsed.Has("--json") ? RenderComparisonJson(report) : RenderComparisonText(report));
   return FinishOutput(kExitOk);
 }

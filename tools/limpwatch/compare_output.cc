@@ -98,8 +98,45 @@ void MedianJson(JsonWriter& json, std::string_view key, double ms, size_t sample
 
 }  // namespace
 
-std::string RenderComparisonText(const ComparisonReport& report) {
+size_t MutationRowsShown(const ComparisonReport& report) { return RowsShown(report); }
+
+std::vector<std::string> MutationRowCells(const ComparisonReport& report, size_t rank) {
+  const FunctionChange& change = report.comparison->mutations[rank];
+  return {std::to_string(rank + 1),
+          FunctionLabel(*report.names, change.name_hash),
+          analyzer::MutationKindName(change.kind),
+          std::to_string(change.ticks_before) + "/" + std::to_string(change.ticks_after),
+          Median(change.median_ms_before, change.ticks_before, change.per_tick) + " -> " +
+              Median(change.median_ms_after, change.ticks_after, change.per_tick),
+          change.ratio > 0 ? "x" + FormatFixed(change.ratio, change.ratio < 10 ? 2 : 1) : "-",
+          PValue(change),
+          Signed(change.contribution_ms_per_s, 1)};
+}
+
+std::string ComparisonSummary(const ComparisonReport& report) {
   const analyzer::PeriodComparison& comparison = *report.comparison;
+  size_t shown = RowsShown(report);
+  size_t count = comparison.mutations.size();
+  std::string text =
+      "compare: " + (count == 0 ? std::string("no mutation") : std::to_string(count) + (count == 1 ? " mutation" : " mutations")) +
+      " (" + std::to_string(CountOf(comparison, MutationKind::kResponseTime)) + " response time, " +
+      std::to_string(CountOf(comparison, MutationKind::kNew)) + " new, " +
+      std::to_string(CountOf(comparison, MutationKind::kVanished)) + " vanished) among " +
+      std::to_string(comparison.functions_compared) + " functions, " + std::to_string(comparison.functions_tested) +
+      " tested (p < " + FormatNumber(report.settings.alpha) + ", >= " + std::to_string(report.settings.min_ticks) +
+      " ticks a period)";
+  if (shown < count) text += ", " + std::to_string(shown) + " shown";
+  if (comparison.baseline_runs >= 2) {
+    text += "; " + std::to_string(comparison.within_baseline_noise) + " more within the differences between the " +
+            std::to_string(comparison.baseline_runs) + " baseline runs";
+  } else {
+    text += "; one baseline run: the differences between healthy runs are not measured (give two or more BEFORE "
+            "runs to leave them out)";
+  }
+  return text + "; before: " + PeriodLine(report.before) + "; after: " + PeriodLine(report.after);
+}
+
+std::string RenderComparisonText(const ComparisonReport& report) {
   std::string text;
   size_t shown = RowsShown(report);
   if (shown > 0) {
@@ -111,36 +148,10 @@ std::string RenderComparisonText(const ComparisonReport& report) {
                  {"RATIO", Align::kRight},
                  {"P", Align::kRight},
                  {"MS/S", Align::kRight}});
-    for (size_t rank = 0; rank < shown; ++rank) {
-      const FunctionChange& change = comparison.mutations[rank];
-      table.AddRow({std::to_string(rank + 1), FunctionLabel(*report.names, change.name_hash),
-                    analyzer::MutationKindName(change.kind),
-                    std::to_string(change.ticks_before) + "/" + std::to_string(change.ticks_after),
-                    Median(change.median_ms_before, change.ticks_before, change.per_tick) + " -> " +
-                        Median(change.median_ms_after, change.ticks_after, change.per_tick),
-                    change.ratio > 0 ? "x" + FormatFixed(change.ratio, change.ratio < 10 ? 2 : 1) : "-",
-                    PValue(change), Signed(change.contribution_ms_per_s, 1)});
-    }
+    for (size_t rank = 0; rank < shown; ++rank) table.AddRow(MutationRowCells(report, rank));
     text += table.Render();
   }
-  size_t count = comparison.mutations.size();
-  text += "compare: " + (count == 0 ? std::string("no mutation") : std::to_string(count) + (count == 1 ? " mutation" : " mutations")) +
-          " (" + std::to_string(CountOf(comparison, MutationKind::kResponseTime)) + " response time, " +
-          std::to_string(CountOf(comparison, MutationKind::kNew)) + " new, " +
-          std::to_string(CountOf(comparison, MutationKind::kVanished)) + " vanished) among " +
-          std::to_string(comparison.functions_compared) + " functions, " + std::to_string(comparison.functions_tested) +
-          " tested (p < " + FormatNumber(report.settings.alpha) + ", >= " + std::to_string(report.settings.min_ticks) +
-          " ticks a period)";
-  if (shown < count) text += ", " + std::to_string(shown) + " shown";
-  if (comparison.baseline_runs >= 2) {
-    text += "; " + std::to_string(comparison.within_baseline_noise) + " more within the differences between the " +
-            std::to_string(comparison.baseline_runs) + " baseline runs";
-  } else {
-    text += "; one baseline run: the differences between healthy runs are not measured (give two or more BEFORE "
-            "runs to leave them out)";
-  }
-  text += "; before: " + PeriodLine(report.before) + "; after: " + PeriodLine(report.after) + "\n";
-  return text;
+  return text + ComparisonSummary(report) + "\n";
 }
 
 std::string RenderComparisonJson(const ComparisonReport& report) {

@@ -29,6 +29,13 @@ struct ComparisonReport {
 };
 
 std::string RenderComparisonText(const ComparisonReport& report);
+
+// Its parts, which the HTML page shows too: how many rows are shown, one
+// row's cells (rank, function, kind, ticks, medians, ratio, p, MS/S) and
+// the summary line (no newline).
+size_t MutationRowsShown(const ComparisonReport& report);
+std::vector<std::string> MutationRowCells(const ComparisonReport& report, size_t rank);
+std::string ComparisonSummary(const ComparisonReport& report);
 std::string RenderComparisonJson(const ComparisonReport& report);
 
 }  // namespace limpwatch::cli

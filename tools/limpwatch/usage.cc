@@ -147,7 +147,7 @@ constexpr CommandText kCommands[] = {
      "    -m, --manifest FILE     the replay's function-to-resource manifest\n"},
     {"compare",
      // One line: usage errors quote it in their one line.
-     "limpwatch compare BEFORE... -- AFTER... | --split UNIX_MS RECORDINGS... [-m MANIFEST] [--json] [--limit N] [--alpha P]",
+     "limpwatch compare BEFORE... -- AFTER... | --split UNIX_MS RECORDINGS... [-m MANIFEST] [--json] [--html FILE] [--limit N] [--alpha P]",
      "  What changed between a period that went well (BEFORE) and one that did not\n"
      "  (AFTER), per function: Spectroscope's comparison of two periods, with functions\n"
      "  and the recordings' features ([file sync], [waiting for a CPU], ...) in place\n"
@@ -172,6 +172,8 @@ constexpr CommandText kCommands[] = {
      "    --alpha P               the KS test's significance level (default 0.001: a few\n"
      "                            hundred functions are tested at once)\n"
      "    --split UNIX_MS         compare two time ranges of the same recordings\n"
+     "    --html FILE             also write a page with the table and, per mutation, the\n"
+     "                            distribution before (each baseline run) and after\n"
      "    -m, --manifest FILE     leave out its idle functions (threads waiting for work\n"
      "                            wait longer whenever there is less of it)\n"},
     {"select", "limpwatch select [DUMP.json...] [--live NAME [--seconds S] [--window S]] [-m MANIFEST] [-o FILE] [--gcc-flags FILE]",

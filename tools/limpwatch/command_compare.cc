@@ -8,7 +8,6 @@
 
 #include "args.h"
 #include "commands.h"
-#include "compare_html.h"
 #include "compare_output.h"
 #include "limpwatch/analyzer/period_comparison.h"
 #include "limpwatch/analyzer/resource_manifest.h"

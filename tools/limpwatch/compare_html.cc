@@ -1,4 +1,4 @@
-#include "compare_html.h"
+#include "compare_output.h"
 
 #include <algorithm>
 #include <cmath>

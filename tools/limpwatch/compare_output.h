@@ -1,5 +1,5 @@
 // What `limpwatch compare` prints: the ranked mutations as a table with a
-// summary line, or as one JSON object.
+// summary line, or as one JSON object; and the page `--html` writes.
 #ifndef LIMPWATCH_TOOLS_LIMPWATCH_COMPARE_OUTPUT_H_
 #define LIMPWATCH_TOOLS_LIMPWATCH_COMPARE_OUTPUT_H_
 
@@ -37,6 +37,12 @@ size_t MutationRowsShown(const ComparisonReport& report);
 std::vector<std::string> MutationRowCells(const ComparisonReport& report, size_t rank);
 std::string ComparisonSummary(const ComparisonReport& report);
 std::string RenderComparisonJson(const ComparisonReport& report);
+
+// The page: the summary, the recordings, the table, and per mutation shown
+// the distribution of its time per call before (a line per baseline run)
+// and after, drawn as inline SVG like the report's charts: no script,
+// nothing fetched, readable offline (compare_html.cc).
+std::string RenderComparisonHtml(const ComparisonReport& report);
 
 }  // namespace limpwatch::cli
 

@@ -171,9 +171,11 @@ PeriodComparison ComparePeriods(const std::vector<PeriodProfile>& baseline_runs,
     const bool per_tick = !called;
     Sample was, is;
     for (size_t index = 0; index < baseline_runs.size(); ++index) {
+      AddTo(baseline_runs[index], hash, per_tick, &was);
+      // Each run on its own only to measure the noise between runs.
+      if (baseline_runs.size() < 2) continue;
       per_run[index] = Sample();
       AddTo(baseline_runs[index], hash, per_tick, &per_run[index]);
-      AddTo(baseline_runs[index], hash, per_tick, &was);
       Finish(&per_run[index]);
     }
     AddTo(after, hash, per_tick, &is);

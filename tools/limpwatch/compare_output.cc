@@ -18,11 +18,6 @@ namespace {
 using analyzer::FunctionChange;
 using analyzer::MutationKind;
 
-size_t RowsShown(const ComparisonReport& report) {
-  size_t count = report.comparison->mutations.size();
-  return report.limit == 0 ? count : std::min(count, report.limit);
-}
-
 std::string Median(double ms, size_t sample, bool per_tick) {
   if (sample == 0) return "-";
   return FormatDuration(ms * 1e6) + (per_tick ? "/tick" : "");
@@ -98,7 +93,10 @@ void MedianJson(JsonWriter& json, std::string_view key, double ms, size_t sample
 
 }  // namespace
 
-size_t MutationRowsShown(const ComparisonReport& report) { return RowsShown(report); }
+size_t MutationRowsShown(const ComparisonReport& report) {
+  size_t count = report.comparison->mutations.size();
+  return report.limit == 0 ? count : std::min(count, report.limit);
+}
 
 std::vector<std::string> MutationRowCells(const ComparisonReport& report, size_t rank) {
   const FunctionChange& change = report.comparison->mutations[rank];
@@ -115,7 +113,7 @@ std::vector<std::string> MutationRowCells(const ComparisonReport& report, size_t
 
 std::string ComparisonSummary(const ComparisonReport& report) {
   const analyzer::PeriodComparison& comparison = *report.comparison;
-  size_t shown = RowsShown(report);
+  size_t shown = MutationRowsShown(report);
   size_t count = comparison.mutations.size();
   std::string text =
       "compare: " + (count == 0 ? std::string("no mutation") : std::to_string(count) + (count == 1 ? " mutation" : " mutations")) +
@@ -138,7 +136,7 @@ std::string ComparisonSummary(const ComparisonReport& report) {
 
 std::string RenderComparisonText(const ComparisonReport& report) {
   std::string text;
-  size_t shown = RowsShown(report);
+  size_t shown = MutationRowsShown(report);
   if (shown > 0) {
     Table table({{"RANK", Align::kRight},
                  {"FUNCTION", Align::kLeft, 60},
@@ -177,7 +175,7 @@ std::string RenderComparisonJson(const ComparisonReport& report) {
   json.Field("mutation_count", uint64_t(comparison.mutations.size()));
   json.Key("mutations");
   json.BeginArray();
-  size_t shown = RowsShown(report);
+  size_t shown = MutationRowsShown(report);
   for (size_t rank = 0; rank < shown; ++rank) {
     const FunctionChange& change = comparison.mutations[rank];
     json.BeginObject();

@@ -46,7 +46,8 @@ first_alarm_since() {
 }
 
 manifest="$root/tools/testbed/testbed.manifest"
-export LIMPWATCH_QUIET=1 LIMPWATCH_MANIFEST="$manifest"
+# Every function traced; its request rule marks where the sampled request flows start.
+export LIMPWATCH_QUIET=1 LIMPWATCH_MANIFEST="$manifest" LIMPWATCH_SELECT="$root/tools/testbed/testbed.select"
 
 # Optional: train on a fault-free recording first, as an operator of a known
 # cluster might; the calibrated rule needs none.

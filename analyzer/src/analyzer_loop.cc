@@ -194,6 +194,11 @@ void AnalyzerLoop::TickOrThrow(const shm::SegmentView& segment, const std::strin
       names_recorded_ = names_.size();
     }
     recording_->Append(TraceRecordType::kTick, EncodeTickRecord(tick));
+    FlowsRecord flows;
+    if (segment.has_flows()) flows = CollectFlows(segment, *previous_, &flow_reader_, RealtimeNowMs());
+    if (!flows.flows.empty() || flows.flows_lost != 0 || flows.flows_unnamed != 0) {
+      recording_->Append(TraceRecordType::kFlows, EncodeFlowsRecord(flows));
+    }
   }
 
   if (setup_.exchange && publish_alarms) setup_.exchange->PublishStatus(segment);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "limpwatch/analyzer/flow_categories.h"
 #include "limpwatch/analyzer/ks_test.h"
 #include "limpwatch/analyzer/statistics.h"
 
@@ -18,10 +19,45 @@ struct Sample {
   double median_ms = 0;
 };
 
-void AddTo(const PeriodProfile& period, uint64_t name_hash, bool per_tick, Sample* sample) {
-  auto found = period.functions().find(name_hash);
-  if (found == period.functions().end()) return;
-  const FunctionInPeriod& function = found->second;
+// Where a comparison reads its samples: the functions or the categories.
+class SampleTable {
+ public:
+  virtual ~SampleTable() = default;
+  virtual const FunctionInPeriod* Find(const PeriodProfile& period, uint64_t key) const = 0;
+  virtual void Keys(const PeriodProfile& period, std::vector<uint64_t>* keys) const = 0;
+  // What a structural mutation's presence test counts: ticks, or flows.
+  virtual size_t Units(const PeriodProfile& period) const = 0;
+};
+
+class FunctionTable : public SampleTable {
+ public:
+  const FunctionInPeriod* Find(const PeriodProfile& period, uint64_t key) const override {
+    auto found = period.functions().find(key);
+    return found == period.functions().end() ? nullptr : &found->second;
+  }
+  void Keys(const PeriodProfile& period, std::vector<uint64_t>* keys) const override {
+    for (const auto& [hash, function] : period.functions()) keys->push_back(hash);
+  }
+  size_t Units(const PeriodProfile& period) const override { return period.ticks(); }
+};
+
+class CategoryTable : public SampleTable {
+ public:
+  const FunctionInPeriod* Find(const PeriodProfile& period, uint64_t key) const override {
+    auto found = period.categories().find(key);
+    return found == period.categories().end() ? nullptr : &found->second.latency;
+  }
+  void Keys(const PeriodProfile& period, std::vector<uint64_t>* keys) const override {
+    for (const auto& [key, category] : period.categories()) keys->push_back(key);
+  }
+  size_t Units(const PeriodProfile& period) const override { return period.flows(); }
+};
+
+void AddTo(const SampleTable& table, const PeriodProfile& period, uint64_t name_hash, bool per_tick,
+           Sample* sample) {
+  const FunctionInPeriod* found = table.Find(period, name_hash);
+  if (found == nullptr) return;
+  const FunctionInPeriod& function = *found;
   const std::vector<double>& values = per_tick ? function.ms_without_calls : function.ms_per_call;
   sample->sorted.insert(sample->sorted.end(), values.begin(), values.end());
   sample->calls += per_tick ? function.ms_without_calls.size() : function.calls;
@@ -33,9 +69,9 @@ void Finish(Sample* sample) {
   sample->median_ms = MedianOfSorted(sample->sorted);
 }
 
-bool CalledIn(const PeriodProfile& period, uint64_t name_hash) {
-  auto found = period.functions().find(name_hash);
-  return found != period.functions().end() && found->second.calls > 0;
+bool CalledIn(const SampleTable& table, const PeriodProfile& period, uint64_t name_hash) {
+  const FunctionInPeriod* found = table.Find(period, name_hash);
+  return found != nullptr && found->calls > 0;
 }
 
 // How far apart two samples lie: the KS statistic; for samples that do not
@@ -73,6 +109,21 @@ double PresencePValue(size_t timed, size_t side_ticks, size_t other_ticks) {
 }
 
 }  // namespace
+
+void PeriodProfile::AddFlows(const FlowsRecord& record) {
+  for (const FlowSample& flow : record.flows) {
+    // Keyed by name hashes: no names are needed to tell categories apart.
+    CategorizedFlow categorized = CategorizeFlow(flow, [](uint64_t) { return std::string(); });
+    if (categorized.calls.empty()) continue;
+    CategoryInPeriod& category = categories_[categorized.category];
+    if (category.latency.calls == 0) category.example = flow;
+    double latency_ms = categorized.latency_ns / 1e6;
+    category.latency.ms_per_call.push_back(latency_ms);
+    category.latency.calls += 1;
+    category.latency.self_ms += latency_ms;
+    ++flows_;
+  }
+}
 
 void PeriodProfile::Add(const std::string& server, const TickRecord& tick) {
   ++ticks_;
@@ -112,6 +163,15 @@ void PeriodProfile::Absorb(PeriodProfile&& other) {
     ours.calls += theirs.calls;
     ours.self_ms += theirs.self_ms;
   }
+  for (auto& [key, theirs] : other.categories_) {
+    CategoryInPeriod& ours = categories_[key];
+    if (ours.latency.calls == 0) ours.example = std::move(theirs.example);
+    ours.latency.ms_per_call.insert(ours.latency.ms_per_call.end(), theirs.latency.ms_per_call.begin(),
+                                    theirs.latency.ms_per_call.end());
+    ours.latency.calls += theirs.latency.calls;
+    ours.latency.self_ms += theirs.latency.self_ms;
+  }
+  flows_ += other.flows_;
   other = PeriodProfile();
 }
 
@@ -143,13 +203,13 @@ const char* MutationKindName(MutationKind kind) {
   return "?";
 }
 
-PeriodComparison ComparePeriods(const std::vector<PeriodProfile>& baseline_runs, const PeriodProfile& after,
-                                const ComparisonSettings& settings) {
+namespace {
+
+PeriodComparison Compare(const SampleTable& table, const std::vector<PeriodProfile>& baseline_runs,
+                         const PeriodProfile& after, const ComparisonSettings& settings) {
   std::vector<uint64_t> hashes;
-  for (const PeriodProfile& run : baseline_runs) {
-    for (const auto& [hash, function] : run.functions()) hashes.push_back(hash);
-  }
-  for (const auto& [hash, function] : after.functions()) hashes.push_back(hash);
+  for (const PeriodProfile& run : baseline_runs) table.Keys(run, &hashes);
+  table.Keys(after, &hashes);
   std::sort(hashes.begin(), hashes.end());
   hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
 
@@ -160,25 +220,26 @@ PeriodComparison ComparePeriods(const std::vector<PeriodProfile>& baseline_runs,
   size_t ticks_before = 0;
   for (const PeriodProfile& run : baseline_runs) {
     seconds_before += run.seconds();
-    ticks_before += run.ticks();
+    ticks_before += table.Units(run);
   }
+  const size_t ticks_after = table.Units(after);
   seconds_before = std::max(seconds_before, 1e-9);
   const double seconds_after = SecondsOf(after);
   std::vector<Sample> per_run(baseline_runs.size());
   for (uint64_t hash : hashes) {
-    bool called = CalledIn(after, hash);
-    for (const PeriodProfile& run : baseline_runs) called |= CalledIn(run, hash);
+    bool called = CalledIn(table, after, hash);
+    for (const PeriodProfile& run : baseline_runs) called |= CalledIn(table, run, hash);
     const bool per_tick = !called;
     Sample was, is;
     for (size_t index = 0; index < baseline_runs.size(); ++index) {
-      AddTo(baseline_runs[index], hash, per_tick, &was);
+      AddTo(table, baseline_runs[index], hash, per_tick, &was);
       // Each run on its own only to measure the noise between runs.
       if (baseline_runs.size() < 2) continue;
       per_run[index] = Sample();
-      AddTo(baseline_runs[index], hash, per_tick, &per_run[index]);
+      AddTo(table, baseline_runs[index], hash, per_tick, &per_run[index]);
       Finish(&per_run[index]);
     }
-    AddTo(after, hash, per_tick, &is);
+    AddTo(table, after, hash, per_tick, &is);
     Finish(&was);
     Finish(&is);
     if (was.sorted.empty() && is.sorted.empty()) continue;  // never timed in either
@@ -201,8 +262,8 @@ PeriodComparison ComparePeriods(const std::vector<PeriodProfile>& baseline_runs,
 
     if (was.sorted.empty() || is.sorted.empty()) {
       change.kind = was.sorted.empty() ? MutationKind::kNew : MutationKind::kVanished;
-      change.p_value = was.sorted.empty() ? PresencePValue(is.sorted.size(), after.ticks(), ticks_before)
-                                          : PresencePValue(was.sorted.size(), ticks_before, after.ticks());
+      change.p_value = was.sorted.empty() ? PresencePValue(is.sorted.size(), ticks_after, ticks_before)
+                                          : PresencePValue(was.sorted.size(), ticks_before, ticks_after);
       if (change.p_value >= settings.alpha) continue;
     } else {
       if (was.sorted.size() < settings.min_ticks || is.sorted.size() < settings.min_ticks) continue;
@@ -238,6 +299,97 @@ PeriodComparison ComparePeriods(const std::vector<PeriodProfile>& baseline_runs,
                      return std::fabs(a.contribution_ms_per_s) > std::fabs(b.contribution_ms_per_s);
                    });
   return comparison;
+}
+
+// The calls of a flow as a multiset of name hashes, sorted.
+std::vector<uint64_t> CallMultiset(const FlowSample& flow) {
+  std::vector<uint64_t> calls;
+  for (const FlowCallRecord& call : flow.calls) calls.push_back(call.name_hash);
+  std::sort(calls.begin(), calls.end());
+  return calls;
+}
+
+double Jaccard(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+  std::vector<uint64_t> both, either;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(both));
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(either));
+  return either.empty() ? 0.0 : double(both.size()) / double(either.size());
+}
+
+double ShareOf(const std::unordered_map<uint64_t, CategoryInPeriod>& categories, uint64_t flows, uint64_t category) {
+  auto found = categories.find(category);
+  if (found == categories.end() || flows == 0) return 0;
+  return double(found->second.latency.calls) / double(flows);
+}
+
+}  // namespace
+
+PeriodComparison ComparePeriods(const std::vector<PeriodProfile>& baseline_runs, const PeriodProfile& after,
+                                const ComparisonSettings& settings) {
+  return Compare(FunctionTable(), baseline_runs, after, settings);
+}
+
+const CategoryInPeriod* FindCategory(const std::vector<PeriodProfile>& baseline_runs, const PeriodProfile& after,
+                                     uint64_t category) {
+  auto found = after.categories().find(category);
+  if (found != after.categories().end()) return &found->second;
+  for (const PeriodProfile& run : baseline_runs) {
+    auto in_run = run.categories().find(category);
+    if (in_run != run.categories().end()) return &in_run->second;
+  }
+  return nullptr;
+}
+
+CategoryComparison CompareCategories(const std::vector<PeriodProfile>& baseline_runs, const PeriodProfile& after,
+                                     const ComparisonSettings& settings) {
+  CategoryComparison result;
+  result.changes = Compare(CategoryTable(), baseline_runs, after, settings);
+  std::unordered_map<uint64_t, CategoryInPeriod> before;  // the baseline runs' categories: counts and shapes
+  for (const PeriodProfile& run : baseline_runs) {
+    result.flows_before += run.flows();
+    for (const auto& [key, category] : run.categories()) {
+      CategoryInPeriod& merged = before[key];
+      if (merged.latency.calls == 0) merged.example = category.example;
+      merged.latency.calls += category.latency.calls;
+    }
+  }
+  result.flows_after = after.flows();
+  for (const FunctionChange& change : result.changes.mutations) {
+    if (change.kind != MutationKind::kNew) continue;
+    const CategoryInPeriod* added = FindCategory(baseline_runs, after, change.name_hash);
+    if (added == nullptr || added->example.calls.empty()) continue;
+    std::vector<uint64_t> calls = CallMultiset(added->example);
+    std::vector<Precursor> candidates;
+    for (const auto& [key, candidate] : before) {
+      if (candidate.example.calls.empty() || candidate.example.calls[0].name_hash != added->example.calls[0].name_hash) {
+        continue;  // another kind of request
+      }
+      Precursor precursor;
+      precursor.category = key;
+      precursor.similarity = Jaccard(calls, CallMultiset(candidate.example));
+      precursor.share_before = ShareOf(before, result.flows_before, key);
+      precursor.share_after = ShareOf(after.categories(), result.flows_after, key);
+      candidates.push_back(precursor);
+    }
+    // The most similar first; among equals, the one whose share fell most
+    // (its flows are the ones that now take the new shape).
+    std::sort(candidates.begin(), candidates.end(), [](const Precursor& a, const Precursor& b) {
+      if (a.similarity != b.similarity) return a.similarity > b.similarity;
+      return a.share_before - a.share_after > b.share_before - b.share_after;
+    });
+    if (candidates.size() > 3) candidates.resize(3);
+    if (!candidates.empty()) result.precursors[change.name_hash] = std::move(candidates);
+  }
+  return result;
+}
+
+std::string DescribeCategory(const CategoryInPeriod& category, const std::unordered_map<uint64_t, std::string>& names,
+                             bool short_names) {
+  CategorizedFlow flow = CategorizeFlow(category.example, [&names](uint64_t hash) {
+    auto found = names.find(hash);
+    return found != names.end() ? found->second : std::string();
+  });
+  return short_names ? flow.display : flow.structure;
 }
 
 }  // namespace limpwatch::analyzer

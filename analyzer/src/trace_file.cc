@@ -134,7 +134,7 @@ TraceReader::~TraceReader() {
   if (file_ != nullptr) std::fclose(file_);
 }
 
-TraceReader::Item TraceReader::Next(TickRecord* tick, std::vector<FunctionName>* names) {
+TraceReader::Item TraceReader::Next(TickRecord* tick, std::vector<FunctionName>* names, FlowsRecord* flows) {
   while (!ended_) {
     const uint64_t record = records_ + 1, offset = position_;
     auto where = [&] { return path_ + ": record " + std::to_string(record) + " at offset " + std::to_string(offset); };
@@ -170,6 +170,10 @@ TraceReader::Item TraceReader::Next(TickRecord* tick, std::vector<FunctionName>*
       *tick = TickRecord{};
       if (DecodeTickRecord(ByteReader(payload_.data(), length), tick)) return Item::kTick;
       problems_.push_back(where() + ": malformed tick record, skipped");
+    } else if (type == static_cast<uint32_t>(TraceRecordType::kFlows)) {
+      if (flows == nullptr) continue;
+      if (DecodeFlowsRecord(payload_.data(), length, flows)) return Item::kFlows;
+      problems_.push_back(where() + ": malformed flows record, skipped");
     } else if (type == static_cast<uint32_t>(TraceRecordType::kNames)) {
       names->clear();
       if (DecodeNamesRecord(ByteReader(payload_.data(), length), names)) return Item::kNames;

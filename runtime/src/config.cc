@@ -66,6 +66,11 @@ RuntimeConfig ReadConfigFromEnvironment(std::vector<std::string>* problems) {
   ReadBounded("LIMPWATCH_MAX_THREADS", 1, shm::kMaxThreadsLimit, &config.geometry.max_threads, problems);
   ReadBounded("LIMPWATCH_STACK_DEPTH", 8, shm::kMaxStackDepthLimit, &config.geometry.stack_depth, problems);
   ReadBounded("LIMPWATCH_SERVICE_INTERVAL_MS", 10, 1000, &config.service_interval_ms, problems);
+  ReadBounded("LIMPWATCH_FLOW_SAMPLE", 0, 1u << 30, &config.flow_sample_every, problems);
+  uint32_t flow_events = shm::kDefaultFlowEventsPerThread;
+  ReadBounded("LIMPWATCH_FLOW_EVENTS", shm::kMinFlowEventsPerThread, shm::kMaxFlowEventsPerThread, &flow_events,
+              problems);
+  config.geometry.flow_events = config.flow_sample_every == 0 ? 0 : flow_events;
   return config;
 }
 

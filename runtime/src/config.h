@@ -21,6 +21,10 @@ struct RuntimeConfig {
   // -fpatchable-function-entry=5 (runtime/src/patching/patcher.h). Opt-in,
   // because it rewrites the program's code pages.
   bool patch_functions = false;
+  // LIMPWATCH_FLOW_SAMPLE: one in N root calls is recorded as a request flow
+  // (0: off). LIMPWATCH_FLOW_EVENTS, the events of each thread's ring, is in
+  // geometry.flow_events (0 when sampling is off).
+  uint32_t flow_sample_every = shm::kDefaultFlowSampleEvery;
 };
 
 // Reads the LIMPWATCH_* variables. A bad value is reported in *problems (one

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "flow_recorder.h"
 #include "limpwatch/shm/name_hash.h"
 #include "selection.h"
 
@@ -58,6 +59,17 @@ int64_t FindPosition(uint64_t address) {
 
 bool EntryUnselected(const std::atomic<uint64_t>& entry) {
   return (entry.load(std::memory_order_seq_cst) & kIdFieldMask) == kUnselectedIdField;
+}
+
+// A new function marked `request` by the active selection becomes a flow
+// root. A re-selection racing with this registration re-marks every id
+// (ApplySelectionToIndex) after publishing, so the last word is its.
+template <typename Marks>
+void NoteRequestRoot(uint32_t id, const Selection* selection, Marks marks) {
+  if (selection == nullptr || !selection->has_request_rules()) return;
+  bool root = marks(selection);
+  MarkFlowRoot(id, root);
+  if (root) UseMarkedFlowRoots(true);
 }
 
 }  // namespace
@@ -129,6 +141,9 @@ LW_COLD uint32_t RegisterFunction(uint64_t address, uint32_t position) {
                                  [address](const Selection* current) { return SelectsAddress(current, address); });
       SyncUnselectedFilter(address, entry);
       if (!selected) header->counters.functions_unselected.fetch_add(1, std::memory_order_relaxed);
+      NoteRequestRoot(id, ActiveSelection(), [address](const Selection* current) {
+        return current->MarksRequest(address);
+      });
       return selected ? id : kUnselectedFunction;
     }
     if ((expected >> shm::kFunctionIdBits) == address) {
@@ -186,6 +201,9 @@ LW_COLD uint32_t RegisterNamedScope(uint64_t site_address, const char* name) {
                              [name](const Selection* current) { return ScopeSelected(current, name); });
   SyncUnselectedFilter(site_address, *entry);
   if (!selected) header->counters.functions_unselected.fetch_add(1, std::memory_order_relaxed);
+  NoteRequestRoot(id, ActiveSelection(), [name](const Selection* current) {
+    return current->MarksRequestScopeName(name);
+  });
   return selected ? id : kUnselectedFunction;
 }
 
@@ -194,6 +212,7 @@ uint64_t ApplySelectionToIndex() {
   shm::SegmentHeader* header = g_process.header;
   uint32_t functions = std::min(header->next_function_id.load(std::memory_order_acquire), g_process.max_functions);
   uint64_t unselected = 0;
+  UseMarkedFlowRoots(selection != nullptr && selection->has_request_rules());
   for (uint32_t id = 0; id < functions; ++id) {
     shm::SymbolEntry& symbol = g_process.symbols[id];
     uint32_t state = symbol.state.load(std::memory_order_seq_cst);
@@ -206,6 +225,9 @@ uint64_t ApplySelectionToIndex() {
                  state == static_cast<uint32_t>(shm::SymbolState::kResolved);
     bool selected = scope ? selection->SelectsScopeName(symbol.name) : SelectsAddress(selection, address);
     if (!selected) ++unselected;
+    if (selection != nullptr && selection->has_request_rules()) {
+      MarkFlowRoot(id, scope ? selection->MarksRequestScopeName(symbol.name) : selection->MarksRequest(address));
+    }
     std::atomic<uint64_t>& entry = g_process.function_index[position].packed;
     entry.store(Pack(address, SelectedIdField(id, selected)), std::memory_order_seq_cst);
     SyncUnselectedFilter(address, entry);

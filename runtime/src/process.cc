@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "clock.h"
+#include "flow_recorder.h"
 #include "fork_gate.h"
 #include "predecessors.h"
 #include "service_tasks.h"
@@ -38,7 +39,9 @@ constinit ProcessState g_process{.phase{},
                                  .unselected_filter_mask = 0,
                                  .unselected_filter_enabled = false,
                                  .max_functions = 0,
-                                 .symbols = nullptr};
+                                 .symbols = nullptr,
+                                 .flow_sample_every = 0,
+                                 .flow_roots{}};
 
 namespace {
 
@@ -172,6 +175,11 @@ bool CreateSegment(const RuntimeConfig& config) {
   PrepareUnselectedFilter(g_process.header->function_index_capacity, !config.patch_functions);
   g_process.max_functions = g_process.header->max_functions;
   g_process.symbols = g_view.symbols();
+  g_process.flow_sample_every = g_view.has_flows() ? config.flow_sample_every : 0;
+  PrepareFlowRoots(g_process.max_functions);
+  if (g_view.has_flows()) {
+    g_view.flow_descriptor()->sample_every.store(g_process.flow_sample_every, std::memory_order_relaxed);
+  }
   return true;
 }
 

@@ -136,12 +136,14 @@ std::unique_ptr<Selection> Selection::Build(SelectionManifest manifest) {
       if (IsSelected(manifest, facts) != selection->default_selected_) {
         selection->exceptions_.push_back(object.bias + symbol.file_address);
       }
+      if (IsRequestRoot(manifest, facts)) selection->request_roots_.push_back(object.bias + symbol.file_address);
     });
   }
   std::sort(selection->exceptions_.begin(), selection->exceptions_.end());
   selection->exceptions_.erase(std::unique(selection->exceptions_.begin(), selection->exceptions_.end()),
                                selection->exceptions_.end());
   std::sort(selection->code_ranges_.begin(), selection->code_ranges_.end());
+  std::sort(selection->request_roots_.begin(), selection->request_roots_.end());
   selection->manifest_ = std::move(manifest);
   return selection;
 }
@@ -149,6 +151,14 @@ std::unique_ptr<Selection> Selection::Build(SelectionManifest manifest) {
 bool Selection::SelectsAddress(uint64_t address) const {
   bool exception = std::binary_search(exceptions_.begin(), exceptions_.end(), address);
   return exception != default_selected_;
+}
+
+bool Selection::MarksRequest(uint64_t address) const {
+  return std::binary_search(request_roots_.begin(), request_roots_.end(), address);
+}
+
+bool Selection::MarksRequestScopeName(const char* name) const {
+  return IsRequestRoot(manifest_, FunctionFacts{name, name, {}, {}});
 }
 
 bool Selection::SelectsScopeName(const char* name) const {

@@ -42,10 +42,16 @@ class Selection {
 
   size_t exceptions() const { return exceptions_.size(); }
 
+  // Request roots (`request` rules): by entry address, and for named scopes by name.
+  bool has_request_rules() const { return manifest_.has_request; }
+  bool MarksRequest(uint64_t address) const;
+  bool MarksRequestScopeName(const char* name) const;
+
  private:
   SelectionManifest manifest_;
   bool default_selected_ = true;
   std::vector<uint64_t> exceptions_;                          // sorted, decision != default
+  std::vector<uint64_t> request_roots_;                       // sorted entry addresses
   std::vector<std::pair<uint64_t, uint64_t>> code_ranges_;  // sorted [start, end) of executable segments
 };
 

@@ -38,15 +38,16 @@ bool ParseRule(std::string_view line, SelectionRule* rule, std::string* reason) 
   std::string_view pattern = line;
   size_t space = line.find_first_of(" \t");
   std::string_view first = line.substr(0, space);
-  if (first == "include" || first == "exclude") {
-    rule->include = first == "include";
+  if (first == "include" || first == "exclude" || first == "request") {
+    rule->include = first != "exclude";
+    rule->request = first == "request";
     pattern = space == std::string_view::npos ? std::string_view{} : Trim(line.substr(space));
     if (pattern.empty()) {
       *reason = "'" + std::string(first) + "' needs a pattern";
       return false;
     }
   } else if (space != std::string_view::npos) {
-    *reason = "unknown keyword '" + std::string(first) + "' (expected include, exclude or a single pattern)";
+    *reason = "unknown keyword '" + std::string(first) + "' (expected include, exclude, request or a single pattern)";
     return false;
   }
   rule->target = RuleTarget::kName;
@@ -122,7 +123,8 @@ bool ParseSelectionManifest(std::string_view text, const std::string& origin, Se
       *error = origin + ":" + std::to_string(line_number) + ": " + reason;
       return false;
     }
-    manifest.has_include = manifest.has_include || rule.include;
+    manifest.has_include = manifest.has_include || (rule.include && !rule.request);
+    manifest.has_request = manifest.has_request || rule.request;
     manifest.rules.push_back(std::move(rule));
   }
   *out = std::move(manifest);
@@ -140,24 +142,36 @@ bool LoadSelectionManifest(const std::string& path, SelectionManifest* out, std:
   return ParseSelectionManifest(text.str(), path, out, error);
 }
 
+namespace {
+
+bool RuleMatches(const SelectionRule& rule, const FunctionFacts& facts) {
+  switch (rule.target) {
+    case RuleTarget::kName:
+      return Matches(rule.pattern, facts.raw_name) ||
+             (facts.display_name != facts.raw_name && Matches(rule.pattern, facts.display_name));
+    case RuleTarget::kFile:
+      return MatchesPath(rule.pattern, facts.source_file);
+    case RuleTarget::kObject:
+      return MatchesPath(rule.pattern, facts.object_path);
+  }
+  return false;
+}
+
+}  // namespace
+
 bool IsSelected(const SelectionManifest& manifest, const FunctionFacts& facts) {
   for (auto rule = manifest.rules.rbegin(); rule != manifest.rules.rend(); ++rule) {
-    bool matched = false;
-    switch (rule->target) {
-      case RuleTarget::kName:
-        matched = Matches(rule->pattern, facts.raw_name) ||
-                  (facts.display_name != facts.raw_name && Matches(rule->pattern, facts.display_name));
-        break;
-      case RuleTarget::kFile:
-        matched = MatchesPath(rule->pattern, facts.source_file);
-        break;
-      case RuleTarget::kObject:
-        matched = MatchesPath(rule->pattern, facts.object_path);
-        break;
-    }
-    if (matched) return rule->include;
+    if (!rule->request && RuleMatches(*rule, facts)) return rule->include;
   }
   return !manifest.has_include;
+}
+
+bool IsRequestRoot(const SelectionManifest& manifest, const FunctionFacts& facts) {
+  if (!manifest.has_request) return false;
+  for (const SelectionRule& rule : manifest.rules) {
+    if (rule.request && RuleMatches(rule, facts)) return true;
+  }
+  return false;
 }
 
 }  // namespace limpwatch::runtime

@@ -7,10 +7,16 @@
 //   include file:dbpf-*.c     a source file (the STT_FILE symbol of a static function)
 //   exclude object:libfoo.so  an object (executable or shared library), path or basename
 //   gen_mutex_lock            a line without a keyword includes
+//   request PINT_state_machine_*   marks request roots (below)
 //
 // The last matching rule wins. A function no rule matches is traced when the
 // manifest has no include rule (a list of exclusions), and not traced
 // otherwise (a list of what to trace).
+//
+// `request` rules take no part in that decision: they mark the traced
+// functions that start a request (a state machine's entry, a job's
+// callback), the roots of the sampled request flows (flow_recorder.h).
+// Without any, a flow's root is a thread's outermost traced call.
 #ifndef LIMPWATCH_RUNTIME_SRC_SELECTION_MANIFEST_H_
 #define LIMPWATCH_RUNTIME_SRC_SELECTION_MANIFEST_H_
 
@@ -24,6 +30,7 @@ enum class RuleTarget { kName, kFile, kObject };
 
 struct SelectionRule {
   bool include = true;
+  bool request = false;  // a `request` rule: marks, does not select
   RuleTarget target = RuleTarget::kName;
   std::string pattern;  // an fnmatch glob; a plain name matches exactly
 };
@@ -31,6 +38,7 @@ struct SelectionRule {
 struct SelectionManifest {
   std::vector<SelectionRule> rules;
   bool has_include = false;
+  bool has_request = false;
 };
 
 // What is known about one function when its selection is decided.
@@ -51,6 +59,9 @@ bool LoadSelectionManifest(const std::string& path, SelectionManifest* out, std:
 
 // Whether the manifest selects a function with these facts.
 bool IsSelected(const SelectionManifest& manifest, const FunctionFacts& facts);
+
+// Whether a `request` rule matches a function with these facts.
+bool IsRequestRoot(const SelectionManifest& manifest, const FunctionFacts& facts);
 
 }  // namespace limpwatch::runtime
 

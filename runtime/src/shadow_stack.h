@@ -39,6 +39,7 @@
 #include <cstdint>
 
 #include "clock.h"
+#include "flow_recorder.h"
 #include "function_registry.h"
 #include "patching/call_site_table.h"
 #include "thread_state.h"
@@ -85,10 +86,12 @@ LW_HOT void PushFrame(ThreadState& thread, uint64_t address, uint64_t id_field) 
   frame.function.store(id, std::memory_order_relaxed);
   frame.flags.store(0, std::memory_order_relaxed);
   frame.child_ticks.store(0, std::memory_order_relaxed);
-  frame.entry_ticks.store(ReadTicks(), std::memory_order_relaxed);
+  uint64_t entry = ReadTicks();
+  frame.entry_ticks.store(entry, std::memory_order_relaxed);
   thread.depth = depth + 1;
   thread.slot->depth.store(depth + 1, std::memory_order_release);
   CountCall(thread, id);
+  NoteFlowEnter(thread, id, depth, entry);
 }
 
 // Pops the top frame (the caller checked it is `address`'s) at time `now`.
@@ -97,6 +100,9 @@ LW_HOT void PopFrame(ThreadState& thread, uint32_t top, uint64_t now) {
   uint64_t total = now - frame.entry_ticks.load(std::memory_order_relaxed);
   uint64_t children = frame.child_ticks.load(std::memory_order_relaxed);
   uint32_t flags = frame.flags.load(std::memory_order_relaxed);
+  if (__builtin_expect(thread.flow_root_depth != 0, 0)) {
+    AppendFlowExit(thread, frame.function.load(std::memory_order_relaxed), top, flags == 0, now);
+  }
   if (__builtin_expect(flags == 0, 1)) {
     shm::FunctionCounters& counters = thread.counters[frame.function.load(std::memory_order_relaxed)];
     Bump(counters.self_ticks, total > children ? total - children : 0);

@@ -53,7 +53,18 @@ struct ThreadState {
   shm::ThreadSlotHeader* slot;
   shm::IoBlock* io;  // this thread's I/O counters, for the interposed calls
   uint32_t slot_index;
-  uint32_t reserved;
+  // Request flows (flow_recorder.h): the depth of the recorded flow's root
+  // frame + 1 (0: none is recorded), and the root calls left until the next
+  // one is sampled (0: sampling off).
+  uint32_t flow_root_depth;
+  uint32_t flow_countdown;
+  uint32_t flow_cut;          // the flow reached its bound: nothing more is appended
+  uint64_t flow_cursor;       // ring position of the next event
+  uint64_t flow_begin;        // ring position of the flow's begin record
+  uint64_t flow_limit;        // ring position reserved for the flow's end record
+  shm::FlowEvent* flow_events;  // null when the segment has no flows
+  shm::FlowRingHeader* flow_ring;
+  uint64_t flow_mask;
   int* errno_address;  // this thread's errno, once ThreadErrno has looked it up
   // The ids whose call count this thread moved from zero in its slot;
   // more than the capacity once it touched too many to list.
@@ -111,6 +122,12 @@ struct ProcessState {
   bool unselected_filter_enabled;  // off while hook call sites are learned (LIMPWATCH_PATCH)
   uint32_t max_functions;
   shm::SymbolEntry* symbols;
+  // Request flows: 1 in flow_sample_every root calls is recorded (0: off).
+  // A root is a function the selection marks `request` (a bit per function
+  // id in flow_roots) or, when no function is marked (flow_roots null), a
+  // thread's outermost traced call.
+  uint32_t flow_sample_every;
+  std::atomic<const std::atomic<uint64_t>*> flow_roots;
 };
 
 extern ProcessState g_process;

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 
+#include "flow_recorder.h"
 #include "process.h"
 #include "shadow_stack.h"
 
@@ -38,6 +39,7 @@ LW_NO_INSTRUMENT bool TryAcquireSlot(ThreadState& thread) {
     thread.stack_depth = header->stack_depth;
     thread.depth = 0;
     thread.touched_count = 0;
+    AttachFlowRing(thread);
     header->counters.threads_started.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
@@ -130,6 +132,7 @@ LW_NO_INSTRUMENT void ReleaseThreadSlot(ThreadState& thread) {
   shm::SegmentHeader* header = view.header();
   header->retiring_now.fetch_add(1, std::memory_order_acq_rel);
   thread.slot->state.store(static_cast<uint32_t>(shm::SlotState::kRetiring), std::memory_order_release);
+  DetachFlowRing(thread);
   uint32_t functions = std::min(header->next_function_id.load(std::memory_order_acquire), header->max_functions);
   shm::FunctionCounters* retired = view.retired_counters();
   auto fold = [&](uint32_t id) {

@@ -23,6 +23,10 @@ bool ComputeLayout(const Geometry& geometry, Layout* out) {
   if (geometry.stack_depth == 0 || geometry.stack_depth > kMaxStackDepthLimit) return false;
   if (geometry.alarm_capacity == 0 || geometry.alarm_capacity > kMaxAlarmCapacity) return false;
   if (geometry.sample_capacity == 0 || geometry.sample_capacity > kMaxSampleCapacity) return false;
+  if (geometry.flow_events != 0 &&
+      (geometry.flow_events < kMinFlowEventsPerThread || geometry.flow_events > kMaxFlowEventsPerThread)) {
+    return false;
+  }
 
   Layout layout{};
   layout.function_index_capacity = NextPowerOfTwo(2 * geometry.max_functions);
@@ -46,6 +50,12 @@ bool ComputeLayout(const Geometry& geometry, Layout* out) {
   layout.alarms = place(sizeof(AlarmRingHeader) + uint64_t{geometry.alarm_capacity} * sizeof(AlarmRecord));
   layout.sample_capacity = NextPowerOfTwo(geometry.sample_capacity);
   layout.samples = place(sizeof(SampleTableHeader) + uint64_t{layout.sample_capacity} * sizeof(SampledFunction));
+  if (geometry.flow_events != 0) {
+    layout.flow_events_per_thread = NextPowerOfTwo(geometry.flow_events);
+    layout.max_flow_events = MaxFlowEvents(layout.flow_events_per_thread);
+    layout.flow_ring_size = sizeof(FlowRingHeader) + uint64_t{layout.flow_events_per_thread} * sizeof(FlowEvent);
+    layout.flows = place(uint64_t{geometry.max_threads} * layout.flow_ring_size);
+  }
   layout.segment_size = cursor;
   *out = layout;
   return true;

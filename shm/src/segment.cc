@@ -105,6 +105,11 @@ std::unique_ptr<SegmentWriter> SegmentWriter::Create(const std::string& object_n
   h->node_metrics = layout.node_metrics;
   h->alarms = layout.alarms;
   h->samples = layout.samples;
+  h->flow_events_per_thread = layout.flow_events_per_thread;
+  auto* flows = reinterpret_cast<FlowRegionDescriptor*>(reinterpret_cast<uint8_t*>(h) + kFlowRegionOffset);
+  flows->region = layout.flows;
+  flows->events_per_thread = layout.flow_events_per_thread;
+  flows->max_flow_events = layout.max_flow_events;
   writer->view_ = SegmentView(h);
   h->owner_state.store(static_cast<uint32_t>(OwnerState::kRunning), std::memory_order_release);
   return writer;

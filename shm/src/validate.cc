@@ -46,7 +46,9 @@ std::string ValidateSegment(const void* base, uint64_t mapped_size_untrusted) {
   }
   if (!(h.ns_per_tick > 0.0 && h.ns_per_tick < 1e6)) return "clock factor out of range";
 
-  Geometry geometry{h.max_functions, h.max_threads, h.stack_depth, h.alarm_capacity, h.sample_capacity};
+  // Before 1.13 the flow field was reserved and zero.
+  uint32_t flow_events = h.version_minor >= 13 ? h.flow_events_per_thread : 0;
+  Geometry geometry{h.max_functions, h.max_threads, h.stack_depth, h.alarm_capacity, h.sample_capacity, flow_events};
   Layout layout;
   if (!ComputeLayout(geometry, &layout)) return "geometry out of bounds";
   if (h.function_index_capacity != layout.function_index_capacity) {
@@ -60,6 +62,15 @@ std::string ValidateSegment(const void* base, uint64_t mapped_size_untrusted) {
       !SameRegion(h.node_metrics, layout.node_metrics) || !SameRegion(h.alarms, layout.alarms) ||
       !SameRegion(h.samples, layout.samples) || h.sample_capacity != layout.sample_capacity) {
     return "region table does not match the geometry";
+  }
+  if (flow_events != layout.flow_events_per_thread) return "flow ring size is not a power of two";
+  if (flow_events != 0) {
+    FlowRegionDescriptor flows;
+    std::memcpy(static_cast<void*>(&flows), static_cast<const uint8_t*>(base) + kFlowRegionOffset, sizeof(flows));
+    if (!SameRegion(flows.region, layout.flows) || flows.events_per_thread != layout.flow_events_per_thread ||
+        flows.max_flow_events != layout.max_flow_events) {
+      return "flow region does not match the geometry";
+    }
   }
   if (h.segment_size != layout.segment_size) return Mismatch("segment size field", h.segment_size, layout.segment_size);
   if (mapped_size_untrusted < layout.segment_size) {

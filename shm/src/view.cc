@@ -18,6 +18,21 @@ SegmentView::SegmentView(void* base) : base_(static_cast<uint8_t*>(base)) {
   sample_table_ = reinterpret_cast<SampleTableHeader*>(base_ + h->samples.offset);
   sampled_functions_ = reinterpret_cast<SampledFunction*>(base_ + h->samples.offset + sizeof(SampleTableHeader));
   sample_capacity_ = h->sample_capacity;
+  if (h->version_minor >= 13 && h->flow_events_per_thread != 0) {
+    const auto* descriptor = reinterpret_cast<const FlowRegionDescriptor*>(base_ + kFlowRegionOffset);
+    flows_ = base_ + descriptor->region.offset;
+    flow_events_per_thread_ = h->flow_events_per_thread;
+    max_flow_events_ = descriptor->max_flow_events;
+    flow_ring_size_ = sizeof(FlowRingHeader) + uint64_t{flow_events_per_thread_} * sizeof(FlowEvent);
+  }
+}
+
+FlowRingHeader* SegmentView::flow_ring(uint32_t slot_index) const {
+  return reinterpret_cast<FlowRingHeader*>(flows_ + uint64_t{slot_index} * flow_ring_size_);
+}
+
+FlowEvent* SegmentView::flow_events(uint32_t slot_index) const {
+  return reinterpret_cast<FlowEvent*>(flows_ + uint64_t{slot_index} * flow_ring_size_ + sizeof(FlowRingHeader));
 }
 
 IoBlock* SegmentView::io(uint32_t slot_index) const {

@@ -124,6 +124,22 @@ void CheckRecording(std::span<const uint8_t> bytes) {
     }
   }
 
+  // Flows records, read one at a time: what decodes encodes to a record
+  // that decodes to the same.
+  std::string open_error;
+  if (std::unique_ptr<TraceReader> reader = TraceReader::Open(path, &open_error)) {
+    TickRecord tick;
+    std::vector<FunctionName> names;
+    FlowsRecord flows;
+    for (TraceReader::Item item; (item = reader->Next(&tick, &names, &flows)) != TraceReader::Item::kEnd;) {
+      if (item != TraceReader::Item::kFlows) continue;
+      std::vector<uint8_t> encoded = EncodeFlowsRecord(flows);
+      FlowsRecord again;
+      Check(DecodeFlowsRecord(encoded.data(), encoded.size(), &again), "a flows record written again reads");
+      Check(EncodeFlowsRecord(again) == encoded, "as the same flows");
+    }
+  }
+
   limpwatch::cli::LoadedRun run;
   std::string load_error;
   if (limpwatch::cli::LoadRun({path}, &run, &load_error)) {

@@ -19,7 +19,12 @@
 // benchmark runs itself twice, each run with its own baselines: first with a
 // manifest of its own (plain, empty, reference, limpwatch, unselected), then
 // with the manifest and LIMPWATCH_PATCH=1 (plain, limpwatch, sled, patched,
-// nopped).
+// nopped). Then the cost of request-flow sampling at its default rate: the
+// same traced call in processes with sampling off and on (the loop marked
+// `request`, so every push also tests the root bit), three of each,
+// interleaved; each process's own plain loop is its baseline, and the
+// summary compares the minimum added ns (target: flows add <= 3 % to the
+// traced call).
 #include <benchmark/benchmark.h>
 
 #include <sys/wait.h>
@@ -50,6 +55,7 @@ void bench_loop_nopped(long calls);
 namespace {
 
 constexpr long kCallsPerIteration = 10000;
+using limpwatch::shm::kDefaultFlowSampleEvery;
 
 template <void (*Loop)(long)>
 void BM_TracedCall(benchmark::State& state) {
@@ -134,6 +140,46 @@ void PrintPatchingSummary(const char* statistic, std::map<std::string, double>& 
 }
 
 constexpr char kStageVariable[] = "LIMPWATCH_BENCH_STAGE";
+constexpr char kResultVariable[] = "LIMPWATCH_BENCH_RESULT";
+constexpr int kFlowRounds = 3;
+
+// A flow stage's figures, appended to the result file for the parent.
+void AppendFlowResult(const char* stage, std::map<std::string, double>& minimum) {
+  const char* path = std::getenv(kResultVariable);
+  if (path == nullptr || !minimum.count("plain") || !minimum.count("limpwatch")) return;
+  std::ofstream(path, std::ios::app) << stage << ' ' << minimum["plain"] << ' ' << minimum["limpwatch"] << '\n';
+}
+
+void PrintFlowSummary(const std::string& result_path) {
+  std::ifstream results(result_path);
+  std::map<std::string, std::vector<std::pair<double, double>>> rounds;  // stage -> (plain, traced)
+  std::string stage;
+  double plain = 0;
+  double traced = 0;
+  while (results >> stage >> plain >> traced) rounds[stage].emplace_back(plain, traced);
+  if (rounds["flows_off"].empty() || rounds["flows_on"].empty()) return;
+  auto best = [](const std::vector<std::pair<double, double>>& runs) {
+    double plain = 1e300;
+    double traced = 1e300;
+    for (const auto& [round_plain, round_traced] : runs) {
+      plain = std::min(plain, round_plain);
+      traced = std::min(traced, round_traced);
+    }
+    return std::make_pair(plain, traced);
+  };
+  auto [off_plain, off_traced] = best(rounds["flows_off"]);
+  auto [on_plain, on_traced] = best(rounds["flows_on"]);
+  // Each process's traced call, scaled to the plain loop of the other, so a
+  // process that ran on a slower moment does not count as the flows' cost.
+  double on_scaled = on_traced * off_plain / on_plain;
+  double added = on_scaled / off_traced - 1;
+  std::printf("\nrequest flows, 1 in %u root calls sampled, minimum of %d processes each:\n",
+              kDefaultFlowSampleEvery, kFlowRounds);
+  std::printf("  traced call, sampling off  %6.2f ns (plain loop %.2f)\n", off_traced, off_plain);
+  std::printf("  traced call, sampling on   %6.2f ns (plain loop %.2f)\n", on_traced, on_plain);
+  std::printf("flows add %+.1f %% to the traced call (target <= 3 %%): %s\n", added * 100,
+              added <= 0.03 ? "met" : "NOT met");
+}
 
 // Runs this program again with `environment` added and a benchmark filter
 // for the stage; returns whether it succeeded.
@@ -176,8 +222,22 @@ int RunStages(char** argv) {
   bool patching =
       RunStage(argv, {{kStageVariable, "patching"}, {"LIMPWATCH_SELECT", path}, {"LIMPWATCH_PATCH", "1"}},
                "^(plain|limpwatch|sled_unpatched|patched_selected|hooks_nopped)(/|$)");
+  std::ofstream(path, std::ios::app) << "request bench_loop_limpwatch\n";
+  std::string results = std::string(path) + ".flows";
+  bool flows = true;
+  for (int round = 0; round < kFlowRounds; ++round) {
+    for (const char* stage : {"flows_off", "flows_on"}) {
+      std::string every = std::string(stage) == "flows_on" ? std::to_string(kDefaultFlowSampleEvery) : "0";
+      flows = RunStage(argv, {{kStageVariable, stage}, {"LIMPWATCH_SELECT", path}, {"LIMPWATCH_FLOW_SAMPLE", every},
+                              {kResultVariable, results}},
+                       "^(plain|limpwatch)(/|$)") &&
+              flows;
+    }
+  }
+  PrintFlowSummary(results);
+  unlink(results.c_str());
   unlink(path);
-  return selection && patching ? 0 : 1;
+  return selection && patching && flows ? 0 : 1;
 }
 
 void PrintSegmentSizes() {
@@ -198,6 +258,7 @@ int main(int argc, char** argv) {
   const char* stage = std::getenv(kStageVariable);
   if (stage == nullptr) return RunStages(argv);
   bool patching = std::string(stage) == "patching";
+  bool flows = std::string(stage).rfind("flows_", 0) == 0;
   if (patching) {
     // The nopped variant's hook call sites are learned on their first calls
     // and rewritten by the service thread within a pass or two.
@@ -207,6 +268,11 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   SummaryReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
+  if (flows) {
+    AppendFlowResult(stage, reporter.minimum);
+    benchmark::Shutdown();
+    return 0;
+  }
   for (const char* statistic : {"median", "minimum"}) {
     auto& ns = std::string(statistic) == "median" ? reporter.median : reporter.minimum;
     if (patching) {

@@ -162,6 +162,8 @@ std::vector<std::string> Evaluation::ClusterEnvironment(const std::string& direc
       "LIMPWATCH_ALARMS=" + directory + "/%n.alarms",
       "LIMPWATCH_RECORD=" + directory + "/%n.lwtrace",
       "LIMPWATCH_MANIFEST=" + manifest_,
+      // Every function traced; the request rule marks the roots of the request flows.
+      std::string("LIMPWATCH_SELECT=") + LIMPWATCH_TESTBED_SELECTION,
       "LIMPWATCH_QUIET=1",
       "LIMPWATCH_ANALYZE_RULE=" + options_.rule,
   };

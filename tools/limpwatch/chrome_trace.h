@@ -8,7 +8,8 @@
 // times, calls, bytes and errors, its node's disk and CPU statistics, the
 // resource features limpwatch adds to its profile ([waiting for a CPU],
 // ...) and the self time of its tracked functions. Alarms are instant
-// events ("ph":"i") on the indicted server's process.
+// events ("ph":"i") on the indicted server's process. Request flows are
+// slices ("ph":"X") on their thread (tid), nested as the calls were.
 #ifndef LIMPWATCH_TOOLS_LIMPWATCH_CHROME_TRACE_H_
 #define LIMPWATCH_TOOLS_LIMPWATCH_CHROME_TRACE_H_
 
@@ -22,6 +23,7 @@
 #include "export_sink.h"
 #include "json_writer.h"
 #include "limpwatch/analyzer/alarm.h"
+#include "limpwatch/analyzer/flow_record.h"
 #include "limpwatch/analyzer/tick_record.h"
 #include "recording_scan.h"
 
@@ -53,6 +55,10 @@ class ChromeTraceWriter {
   void BeginDocument();
   void ProcessName(uint32_t pid, const std::string& server);
   void TickCounters(uint32_t pid, const analyzer::TickRecord& tick, const std::vector<TrackedFunction>& functions);
+  // A request flow as nested complete events ("ph":"X") on its thread; a
+  // call the flow's cut left without its exit has args.cut true.
+  void FlowSlices(uint32_t pid, const analyzer::FlowSample& flow,
+                  const std::unordered_map<uint64_t, std::string>& names);
   // pid 0: a server without recordings, shown as a global instant event.
   void AlarmInstant(uint32_t pid, const analyzer::Alarm& alarm);
   // Ends the document and hands what is left to the sink; false when the

@@ -116,10 +116,13 @@ int RunCompare(const std::vector<std::string>& args) {
     // A tick that ends at the split lies wholly before it.
     analyzer::PeriodProfile before;
     for (const std::string& path : words.before) {
-      bool read = ForEachTick(
+      bool read = ForEachRecord(
           path,
           [&](const std::string& server, const analyzer::TickRecord& tick) {
             (tick.unix_ms <= report.split_unix_ms ? before : after).Add(server, tick);
+          },
+          [&](const std::string&, const analyzer::FlowsRecord& flows) {
+            (flows.unix_ms <= report.split_unix_ms ? before : after).AddFlows(flows);
           },
           &names, &problems, &error);
       if (!read) return Fail(kExitFailure, error);
@@ -129,17 +132,19 @@ int RunCompare(const std::vector<std::string>& args) {
     std::vector<analyzer::PeriodProfile> recordings(words.before.size());
     for (size_t index = 0; index < words.before.size(); ++index) {
       analyzer::PeriodProfile* period = &recordings[index];
-      bool read = ForEachTick(
+      bool read = ForEachRecord(
           words.before[index],
-          [period](const std::string& server, const analyzer::TickRecord& tick) { period->Add(server, tick); }, &names,
+          [period](const std::string& server, const analyzer::TickRecord& tick) { period->Add(server, tick); },
+          [period](const std::string&, const analyzer::FlowsRecord& flows) { period->AddFlows(flows); }, &names,
           &problems, &error);
       if (!read) return Fail(kExitFailure, error);
     }
     baseline = analyzer::GroupIntoRuns(std::move(recordings));
     for (const std::string& path : words.after) {
-      bool read = ForEachTick(
+      bool read = ForEachRecord(
           path, [&after](const std::string& server, const analyzer::TickRecord& tick) { after.Add(server, tick); },
-          &names, &problems, &error);
+          [&after](const std::string&, const analyzer::FlowsRecord& flows) { after.AddFlows(flows); }, &names,
+          &problems, &error);
       if (!read) return Fail(kExitFailure, error);
     }
   }
@@ -156,6 +161,7 @@ int RunCompare(const std::vector<std::string>& args) {
   for (const std::string& problem : problems) Warn(problem);
 
   analyzer::PeriodComparison comparison = analyzer::ComparePeriods(baseline, after, report.settings);
+  analyzer::CategoryComparison categories = analyzer::CompareCategories(baseline, after, report.settings);
   // Threads waiting for work (the manifest's idle functions) wait longer
   // whenever there is less work: a change of load, never a cause.
   if (const std::string* path = parsed.Value("--manifest")) {
@@ -171,6 +177,7 @@ int RunCompare(const std::vector<std::string>& args) {
   for (const analyzer::PeriodProfile& run : baseline) report.before.runs.push_back(&run);
   report.after.runs.push_back(&after);
   report.comparison = &comparison;
+  report.categories = &categories;
   report.names = &names;
   if (html != nullptr && !report::WriteReportFile(*html, RenderComparisonHtml(report), &error)) {
     return Fail(kExitFailure, error);

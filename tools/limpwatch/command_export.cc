@@ -67,10 +67,15 @@ int ExportChrome(const std::vector<std::string>& paths, const RecordingScan& sca
   std::string error;
   std::vector<std::string> problems_again;  // the scan's, already reported
   for (const std::string& path : paths) {
-    bool read = ForEachTick(
+    bool read = ForEachRecord(
         path,
         [&](const std::string& server, const analyzer::TickRecord& tick) {
           if (trace.ok()) trace.TickCounters(pids[server], tick, tracked[server]);
+        },
+        [&](const std::string& server, const analyzer::FlowsRecord& flows) {
+          for (const analyzer::FlowSample& flow : flows.flows) {
+            if (trace.ok()) trace.FlowSlices(pids[server], flow, scan.names);
+          }
         },
         nullptr, &problems_again, &error);
     // The file was read whole a moment ago: it changed or went since.
@@ -100,9 +105,10 @@ int RunExport(const std::vector<std::string>& args) {
     if (EndsWith(path, ".csv")) return UsageError("export", "'" + path + "': export reads recordings, not CSV");
   }
   const std::string* format = parsed.Value("--format");
-  bool folded = format != nullptr && *format == "folded";
+  bool folded_flows = format != nullptr && *format == "folded-flows";
+  bool folded = (format != nullptr && *format == "folded") || folded_flows;
   if (format != nullptr && !folded && *format != "chrome") {
-    return UsageError("export", "--format is chrome or folded, not '" + *format + "'");
+    return UsageError("export", "--format is chrome, folded or folded-flows, not '" + *format + "'");
   }
   bool with_alarms = !folded && !parsed.Has("--no-alarms");
   if (!with_alarms) {
@@ -140,7 +146,7 @@ int RunExport(const std::vector<std::string>& args) {
   std::unique_ptr<ExportSink> sink = ExportSink::Open(output_path, &error);
   if (!sink) return Fail(kExitFailure, error);
   if (folded) {
-    sink->Write(RenderFoldedStacks(scan));
+    sink->Write(folded_flows ? RenderFoldedFlowStacks(scan) : RenderFoldedStacks(scan));
     return sink->Finish();
   }
   return ExportChrome(parsed.positional, scan, alarms, sink.get());

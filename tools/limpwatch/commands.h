@@ -24,6 +24,7 @@ int RunDiagnose(const std::vector<std::string>& args);
 int RunReport(const std::vector<std::string>& args);
 int RunExport(const std::vector<std::string>& args);
 int RunCompare(const std::vector<std::string>& args);
+int RunFlows(const std::vector<std::string>& args);
 int RunSelect(const std::vector<std::string>& args);
 int RunServe(const std::vector<std::string>& args);
 

@@ -93,6 +93,75 @@ void MedianJson(JsonWriter& json, std::string_view key, double ms, size_t sample
 
 }  // namespace
 
+bool HasCategories(const ComparisonReport& report) {
+  return report.categories != nullptr && report.categories->flows_before + report.categories->flows_after > 0;
+}
+
+size_t CategoryRowsShown(const ComparisonReport& report) {
+  if (!HasCategories(report)) return 0;
+  size_t count = report.categories->changes.mutations.size();
+  return report.limit == 0 ? count : std::min(count, report.limit);
+}
+
+std::string CategoryLabel(const ComparisonReport& report, uint64_t category, bool short_names) {
+  for (const ComparedPeriod* period : {&report.after, &report.before}) {
+    for (const analyzer::PeriodProfile* run : period->runs) {
+      auto found = run->categories().find(category);
+      if (found != run->categories().end()) return analyzer::DescribeCategory(found->second, *report.names, short_names);
+    }
+  }
+  return "0x" + FormatHex16(category);
+}
+
+std::vector<std::string> CategoryRowCells(const ComparisonReport& report, size_t rank) {
+  const FunctionChange& change = report.categories->changes.mutations[rank];
+  return {std::to_string(rank + 1),
+          CategoryLabel(report, change.name_hash, true),
+          analyzer::MutationKindName(change.kind),
+          std::to_string(change.calls_before) + "/" + std::to_string(change.calls_after),
+          Median(change.median_ms_before, change.ticks_before, false) + " -> " +
+              Median(change.median_ms_after, change.ticks_after, false),
+          change.ratio > 0 ? "x" + FormatFixed(change.ratio, change.ratio < 10 ? 2 : 1) : "-",
+          PValue(change),
+          Signed(change.contribution_ms_per_s, 1)};
+}
+
+std::vector<std::string> PrecursorLines(const ComparisonReport& report, size_t rank) {
+  std::vector<std::string> lines;
+  const FunctionChange& change = report.categories->changes.mutations[rank];
+  auto found = report.categories->precursors.find(change.name_hash);
+  if (found == report.categories->precursors.end()) return lines;
+  for (const analyzer::Precursor& precursor : found->second) {
+    lines.push_back("precursor " + CategoryLabel(report, precursor.category, true) + "  (similarity " +
+                    FormatFixed(precursor.similarity, 2) + ", share of flows " +
+                    FormatFixed(precursor.share_before * 100, 0) + " % -> " +
+                    FormatFixed(precursor.share_after * 100, 0) + " %)");
+  }
+  return lines;
+}
+
+std::string CategorySummary(const ComparisonReport& report) {
+  const analyzer::CategoryComparison& categories = *report.categories;
+  const analyzer::PeriodComparison& changes = categories.changes;
+  size_t count = changes.mutations.size();
+  std::string text = "categories: " +
+                     (count == 0 ? std::string("no mutation")
+                                 : std::to_string(count) + (count == 1 ? " mutation" : " mutations")) +
+                     " (" + std::to_string(CountOf(changes, MutationKind::kResponseTime)) + " response time, " +
+                     std::to_string(CountOf(changes, MutationKind::kNew)) + " new, " +
+                     std::to_string(CountOf(changes, MutationKind::kVanished)) + " vanished) among " +
+                     std::to_string(changes.functions_compared) + " request categories, " +
+                     std::to_string(changes.functions_tested) + " tested (>= " +
+                     std::to_string(report.settings.min_ticks) + " flows a period), of " +
+                     std::to_string(categories.flows_before) + " flows before and " +
+                     std::to_string(categories.flows_after) + " after";
+  if (changes.baseline_runs >= 2) {
+    text += "; " + std::to_string(changes.within_baseline_noise) + " more within the differences between the " +
+            std::to_string(changes.baseline_runs) + " baseline runs";
+  }
+  return text;
+}
+
 size_t MutationRowsShown(const ComparisonReport& report) {
   size_t count = report.comparison->mutations.size();
   return report.limit == 0 ? count : std::min(count, report.limit);
@@ -136,6 +205,34 @@ std::string ComparisonSummary(const ComparisonReport& report) {
 
 std::string RenderComparisonText(const ComparisonReport& report) {
   std::string text;
+  if (HasCategories(report)) {
+    size_t categories_shown = CategoryRowsShown(report);
+    if (categories_shown > 0) {
+      Table table({{"RANK", Align::kRight},
+                   {"REQUEST CATEGORY", Align::kLeft, 70},
+                   {"KIND", Align::kLeft},
+                   {"FLOWS", Align::kRight},
+                   {"MEDIAN LATENCY BEFORE -> AFTER", Align::kLeft},
+                   {"RATIO", Align::kRight},
+                   {"P", Align::kRight},
+                   {"MS/S", Align::kRight}});
+      for (size_t rank = 0; rank < categories_shown; ++rank) table.AddRow(CategoryRowCells(report, rank));
+      // The precursors go under their row.
+      std::vector<std::string> lines;
+      std::string rendered = table.Render();
+      for (size_t start = 0; start < rendered.size();) {
+        size_t end = rendered.find('\n', start);
+        lines.push_back(rendered.substr(start, end - start + 1));
+        start = end + 1;
+      }
+      text += lines[0];
+      for (size_t rank = 0; rank < categories_shown && rank + 1 < lines.size(); ++rank) {
+        text += lines[rank + 1];
+        for (const std::string& line : PrecursorLines(report, rank)) text += "      " + line + "\n";
+      }
+    }
+    text += CategorySummary(report) + "\n\n";
+  }
   size_t shown = MutationRowsShown(report);
   if (shown > 0) {
     Table table({{"RANK", Align::kRight},
@@ -228,6 +325,62 @@ std::string RenderComparisonJson(const ComparisonReport& report) {
     json.EndObject();
   }
   json.EndArray();
+  if (HasCategories(report)) {
+    const analyzer::CategoryComparison& categories = *report.categories;
+    json.Key("categories");
+    json.BeginObject();
+    json.Field("flows_before", categories.flows_before);
+    json.Field("flows_after", categories.flows_after);
+    json.Field("categories_compared", uint64_t(categories.changes.functions_compared));
+    json.Field("categories_tested", uint64_t(categories.changes.functions_tested));
+    json.Field("within_baseline_noise", uint64_t(categories.changes.within_baseline_noise));
+    json.Field("mutation_count", uint64_t(categories.changes.mutations.size()));
+    json.Key("mutations");
+    json.BeginArray();
+    for (size_t rank = 0; rank < CategoryRowsShown(report); ++rank) {
+      const FunctionChange& change = categories.changes.mutations[rank];
+      json.BeginObject();
+      json.Field("rank", uint64_t(rank + 1));
+      json.Field("category", FormatHex16(change.name_hash));
+      json.Field("structure", CategoryLabel(report, change.name_hash, false));
+      json.Field("display", CategoryLabel(report, change.name_hash, true));
+      json.Field("kind", change.kind == MutationKind::kResponseTime ? "response_time"
+                         : change.kind == MutationKind::kNew        ? "new"
+                                                                    : "vanished");
+      json.Field("flows_before", change.calls_before);
+      json.Field("flows_after", change.calls_after);
+      json.Field("flows_per_s_before", change.calls_per_s_before);
+      json.Field("flows_per_s_after", change.calls_per_s_after);
+      MedianJson(json, "median_ms_before", change.median_ms_before, change.ticks_before);
+      MedianJson(json, "median_ms_after", change.median_ms_after, change.ticks_after);
+      json.Key("ks_statistic");
+      if (change.kind == MutationKind::kResponseTime) {
+        json.Double(change.ks_statistic);
+      } else {
+        json.Null();
+      }
+      json.Field("p_value", change.p_value);
+      json.Field("contribution_ms_per_s", change.contribution_ms_per_s);
+      json.Key("precursors");
+      json.BeginArray();
+      auto found = categories.precursors.find(change.name_hash);
+      if (found != categories.precursors.end()) {
+        for (const analyzer::Precursor& precursor : found->second) {
+          json.BeginObject();
+          json.Field("category", FormatHex16(precursor.category));
+          json.Field("display", CategoryLabel(report, precursor.category, true));
+          json.Field("similarity", precursor.similarity);
+          json.Field("share_before", precursor.share_before);
+          json.Field("share_after", precursor.share_after);
+          json.EndObject();
+        }
+      }
+      json.EndArray();
+      json.EndObject();
+    }
+    json.EndArray();
+    json.EndObject();
+  }
   json.EndObject();
   return json.str() + "\n";
 }

@@ -24,6 +24,9 @@ struct ComparisonReport {
   uint64_t split_unix_ms = 0;  // 0 when the periods are two sets of recordings
   analyzer::ComparisonSettings settings;
   const analyzer::PeriodComparison* comparison = nullptr;
+  // The request-flow categories' comparison; null, or with no flows, when
+  // the recordings hold none.
+  const analyzer::CategoryComparison* categories = nullptr;
   const std::unordered_map<uint64_t, std::string>* names = nullptr;
   size_t limit = 20;  // rows shown; 0 for every mutation
 };
@@ -37,6 +40,17 @@ size_t MutationRowsShown(const ComparisonReport& report);
 std::vector<std::string> MutationRowCells(const ComparisonReport& report, size_t rank);
 std::string ComparisonSummary(const ComparisonReport& report);
 std::string RenderComparisonJson(const ComparisonReport& report);
+
+// The categories' part: whether there is one, rows shown, one row's cells
+// (rank, category, kind, flows, median latencies, ratio, p, MS/S), the
+// lines under a new category naming its precursors, and the summary line.
+bool HasCategories(const ComparisonReport& report);
+size_t CategoryRowsShown(const ComparisonReport& report);
+std::vector<std::string> CategoryRowCells(const ComparisonReport& report, size_t rank);
+std::vector<std::string> PrecursorLines(const ComparisonReport& report, size_t rank);
+std::string CategorySummary(const ComparisonReport& report);
+// A category's structure (short names for reading, or the full key text).
+std::string CategoryLabel(const ComparisonReport& report, uint64_t category, bool short_names);
 
 // The page: the summary, the recordings, the table, and per mutation shown
 // the distribution of its time per call before (a line per baseline run)

@@ -38,6 +38,7 @@ constexpr Command kCommands[] = {
     {"report", RunReport},
     {"export", RunExport},
     {"compare", RunCompare},
+    {"flows", RunFlows},
     {"select", RunSelect},
     {"serve", RunServe},
 };

@@ -10,17 +10,27 @@ namespace limpwatch::cli {
 bool ForEachTick(const std::string& path, const std::function<void(const std::string&, const analyzer::TickRecord&)>& on_tick,
                  std::unordered_map<uint64_t, std::string>* names, std::vector<std::string>* problems,
                  std::string* error) {
+  return ForEachRecord(path, on_tick, nullptr, names, problems, error);
+}
+
+bool ForEachRecord(const std::string& path,
+                   const std::function<void(const std::string&, const analyzer::TickRecord&)>& on_tick,
+                   const FlowsVisitor& on_flows, std::unordered_map<uint64_t, std::string>* names,
+                   std::vector<std::string>* problems, std::string* error) {
   std::unique_ptr<analyzer::TraceReader> reader = analyzer::TraceReader::Open(path, error);
   if (!reader) return false;
   analyzer::TickRecord tick;
   std::vector<analyzer::FunctionName> named;
+  analyzer::FlowsRecord flows;
   uint64_t ticks = 0;
   for (;;) {
-    analyzer::TraceReader::Item item = reader->Next(&tick, &named);
+    analyzer::TraceReader::Item item = reader->Next(&tick, &named, on_flows ? &flows : nullptr);
     if (item == analyzer::TraceReader::Item::kEnd) break;
     if (item == analyzer::TraceReader::Item::kTick) {
       ++ticks;
-      on_tick(reader->node(), tick);
+      if (on_tick) on_tick(reader->node(), tick);
+    } else if (item == analyzer::TraceReader::Item::kFlows) {
+      on_flows(reader->node(), flows);
     } else if (names != nullptr) {
       for (const analyzer::FunctionName& name : named) {
         if (name.name_hash != 0 && !name.name.empty()) names->try_emplace(name.name_hash, name.name);
@@ -54,8 +64,29 @@ bool ScanRecordings(const std::vector<std::string>& paths, size_t top_per_tick, 
                       });
     for (size_t index = 0; index < top; ++index) totals.functions[by_self[index]->name_hash].in_a_tick_top = true;
   };
+  std::vector<uint64_t> stack;
+  auto on_flows = [&](const std::string& server, const analyzer::FlowsRecord& record) {
+    ServerScan& totals = scan->servers[server];
+    for (const analyzer::FlowSample& flow : record.flows) {
+      ++totals.flows;
+      // A call's self time: its duration less its children's.
+      std::vector<double> self(flow.calls.size());
+      std::vector<size_t> open;
+      for (size_t index = 0; index < flow.calls.size(); ++index) {
+        self[index] = double(flow.calls[index].duration_ns);
+        while (!open.empty() && flow.calls[open.back()].depth >= flow.calls[index].depth) open.pop_back();
+        if (!open.empty()) self[open.back()] -= double(flow.calls[index].duration_ns);
+        open.push_back(index);
+      }
+      for (size_t index = 0; index < flow.calls.size(); ++index) {
+        stack.resize(flow.calls[index].depth);
+        stack.push_back(flow.calls[index].name_hash);
+        if (self[index] > 0) totals.flow_stack_self_ns[stack] += self[index];
+      }
+    }
+  };
   for (const std::string& path : paths) {
-    if (!ForEachTick(path, on_tick, &scan->names, &scan->problems, error)) return false;
+    if (!ForEachRecord(path, on_tick, on_flows, &scan->names, &scan->problems, error)) return false;
   }
   return true;
 }

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "limpwatch/analyzer/flow_record.h"
 #include "limpwatch/analyzer/tick_record.h"
 
 namespace limpwatch::cli {
@@ -26,6 +27,10 @@ struct FunctionTotals {
 struct ServerScan {
   uint64_t ticks = 0;
   uint64_t samples = 0;  // every function's, summed
+  uint64_t flows = 0;    // request flows recorded
+  // The flows' self time per call stack (root first, by name hash), in ns:
+  // one entry per distinct stack, however many flows.
+  std::map<std::vector<uint64_t>, double> flow_stack_self_ns;
   std::unordered_map<uint64_t, FunctionTotals> functions;  // by name hash
 };
 
@@ -44,6 +49,13 @@ struct RecordingScan {
 bool ForEachTick(const std::string& path, const std::function<void(const std::string&, const analyzer::TickRecord&)>& on_tick,
                  std::unordered_map<uint64_t, std::string>* names, std::vector<std::string>* problems,
                  std::string* error);
+
+// The same, with the flows records too (on_flows(server, record)).
+using FlowsVisitor = std::function<void(const std::string&, const analyzer::FlowsRecord&)>;
+bool ForEachRecord(const std::string& path,
+                   const std::function<void(const std::string&, const analyzer::TickRecord&)>& on_tick,
+                   const FlowsVisitor& on_flows, std::unordered_map<uint64_t, std::string>* names,
+                   std::vector<std::string>* problems, std::string* error);
 
 // Scans every recording; `top_per_tick` says how many of a tick's functions,
 // by self time, count as its top. False with a one-line *error as ForEachTick.

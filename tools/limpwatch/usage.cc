@@ -122,7 +122,8 @@ constexpr CommandText kCommands[] = {
      "    --title TEXT            the page's title\n"},
     {"export",
      // One line: usage errors quote it in their one line.
-     "limpwatch export RECORDINGS... [-o FILE] [--format chrome|folded] [--no-alarms] [-t THRESHOLDS] [-m MANIFEST]",
+     "limpwatch export RECORDINGS... [-o FILE] [--format chrome|folded|folded-flows] [--no-alarms] [-t THRESHOLDS] "
+     "[-m MANIFEST]",
      "  Writes recordings for other tools to open.\n"
      "  chrome (the default): Chrome trace-event JSON, for Perfetto's UI or\n"
      "  chrome://tracing. One process per server; at each tick's end counters of its\n"
@@ -132,16 +133,19 @@ constexpr CommandText kCommands[] = {
      "  functions: those among the 5 with the most self time of some tick, at most 16,\n"
      "  the most self time first. Each alarm `diagnose` raises on the same recordings\n"
      "  is an instant event on its server, with its resource, metrics and functions.\n"
+     "  Each recorded request flow is nested slices on its thread, one per call.\n"
      "  folded: folded stacks for flame graphs, one line 'server;function SAMPLES' per\n"
      "  function with CPU samples, summed over the recordings. Recordings keep no\n"
-     "  whole call chains: each stack is the server and the sampled function.\n"
+     "  whole call chains of samples: each stack is the server and the function.\n"
+     "  folded-flows: the request flows' whole call stacks, 'server;root;...;function\n"
+     "  MICROSECONDS', each stack's self time summed over the recorded flows.\n"
      "  Counters and stacks are written as the recordings are read, one record at a\n"
      "  time, in memory that does not grow with their length; the alarms' replay holds\n"
      "  every tick of every recording (about 40 bytes per function a tick ran),\n"
      "  which --no-alarms saves. A tick that two files of a server both hold is\n"
      "  exported twice.\n"
      "    -o, --output FILE       where to write (default, or -: standard output)\n"
-     "    --format FORMAT         chrome (default) or folded\n"
+     "    --format FORMAT         chrome (default), folded or folded-flows\n"
      "    --no-alarms             chrome without the alarms: no replay\n"
      "    -t, --thresholds FILE   the replay's thresholds, as for diagnose\n"
      "    -m, --manifest FILE     the replay's function-to-resource manifest\n"},
@@ -176,6 +180,18 @@ constexpr CommandText kCommands[] = {
      "                            distribution before (each baseline run) and after\n"
      "    -m, --manifest FILE     leave out its idle functions (threads waiting for work\n"
      "                            wait longer whenever there is less of it)\n"},
+    {"flows", "limpwatch flows NAME | RECORDINGS... [--json] [-n N]",
+     "  The request flows a segment holds in its rings, or that recordings kept\n"
+     "  (LIMPWATCH_RECORD), grouped into categories by the structure of their call\n"
+     "  trees: children sorted, a run of identical siblings written once and marked *\n"
+     "  (a loop of 3 or 30 reads is one category), a flow cut at its ring's bound a\n"
+     "  category of its own. Per category: its flows, their mean latency, its\n"
+     "  coefficient of variation (CV: high when requests of one shape take very\n"
+     "  different times) and the functions with the most self time per flow.\n"
+     "  Flows are sampled by the runtime: LIMPWATCH_FLOW_SAMPLE, and `request` rules\n"
+     "  in the LIMPWATCH_SELECT manifest for the functions that start a request.\n"
+     "    --json                  one JSON object\n"
+     "    -n, --top N             the N categories with the most flows (default 20)\n"},
     {"select", "limpwatch select [DUMP.json...] [--live NAME [--seconds S] [--window S]] [-m MANIFEST] [-o FILE] [--gcc-flags FILE]",
      "  Proposes what to trace from recorded profiles ('limpwatch dump --json' files, one\n"
      "  window each, or a live segment watched for S seconds). Kept: a function with\n"

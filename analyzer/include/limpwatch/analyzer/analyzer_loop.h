@@ -25,6 +25,7 @@
 #include "limpwatch/analyzer/node_pipeline.h"
 #include "limpwatch/analyzer/trace_file.h"
 #include "limpwatch/analyzer/verdict_board.h"
+#include "limpwatch/shm/flows.h"
 #include "limpwatch/shm/snapshot.h"
 
 namespace limpwatch::analyzer {
@@ -112,6 +113,7 @@ class AnalyzerLoop {
   NameBook names_;
   size_t names_recorded_ = 0;
   std::unique_ptr<TraceWriter> recording_;
+  shm::FlowReader flow_reader_;  // the segment's request flows, recorded beside the ticks
   std::optional<shm::Snapshot> previous_;
   uint64_t newest_window_ = 0;
   uint64_t ticks_ = 0;

@@ -1,9 +1,10 @@
-// Spectroscope's comparison of a non-problem period with a problem period,
-// with functions in place of request-flow categories (recordings keep no
-// request flows): per function the response-time mutations a two-sample
-// Kolmogorov-Smirnov test finds in its time per call, the structural ones
-// (called in one period only), ranked by their expected contribution to the
-// change, the time the cluster spends in them per second.
+// Spectroscope's comparison of a non-problem period with a problem period:
+// per request-flow category (flow_categories.h) and per function, the
+// response-time mutations a two-sample Kolmogorov-Smirnov test finds in its
+// latencies (a category's flows) or time per call (a function's ticks), the
+// structural ones (seen in one period only, a new category with its likely
+// precursors), ranked by their expected contribution to the change, the
+// time the cluster spends in them per second.
 #ifndef LIMPWATCH_ANALYZER_PERIOD_COMPARISON_H_
 #define LIMPWATCH_ANALYZER_PERIOD_COMPARISON_H_
 
@@ -14,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "limpwatch/analyzer/flow_record.h"
 #include "limpwatch/analyzer/tick_record.h"
 
 namespace limpwatch::analyzer {
@@ -29,12 +31,20 @@ struct FunctionInPeriod {
   double self_ms = 0;
 };
 
-// The ticks of one period, read one at a time: it keeps a number per
-// function a tick, never the ticks.
+// One request-flow category in one period.
+struct CategoryInPeriod {
+  // ms_per_call: each flow's latency in ms; calls: its flows; self_ms: their sum.
+  FunctionInPeriod latency;
+  FlowSample example;  // its first flow: its shape, named when the names are known
+};
+
+// The ticks (and request flows) of one period, read one at a time: it keeps
+// a number per function a tick and per flow, never the ticks or the calls.
 class PeriodProfile {
  public:
   // `server` as the recording's header names it.
   void Add(const std::string& server, const TickRecord& tick);
+  void AddFlows(const FlowsRecord& record);
 
   // The period's length: the time that some server recorded, each tick once
   // however many servers recorded it.
@@ -42,6 +52,8 @@ class PeriodProfile {
   uint64_t ticks() const { return ticks_; }
   const std::set<std::string>& servers() const { return servers_; }
   const std::unordered_map<uint64_t, FunctionInPeriod>& functions() const { return functions_; }
+  const std::unordered_map<uint64_t, CategoryInPeriod>& categories() const { return categories_; }
+  uint64_t flows() const { return flows_; }
   // The ends of its first and last ticks (unix ms); 0 with no tick.
   uint64_t first_unix_ms() const;
   uint64_t last_unix_ms() const;
@@ -54,6 +66,8 @@ class PeriodProfile {
   std::set<std::string> servers_;
   std::map<uint64_t, uint32_t> tick_ms_by_end_;  // unix_ms at a tick's end -> its length
   std::unordered_map<uint64_t, FunctionInPeriod> functions_;
+  std::unordered_map<uint64_t, CategoryInPeriod> categories_;
+  uint64_t flows_ = 0;
 };
 
 // Profiles of single recordings grouped into runs: recordings whose spans
@@ -135,6 +149,39 @@ struct PeriodComparison {
 // from each other, in the KS statistic and in the contribution.
 PeriodComparison ComparePeriods(const std::vector<PeriodProfile>& baseline_runs, const PeriodProfile& after,
                                 const ComparisonSettings& settings);
+
+// A category of the BEFORE period that a new category may have come from:
+// one with the same root function, its calls' overlap with the new one's
+// (the multisets' Jaccard index, 1 for the same calls in another shape),
+// and how its share of the flows changed.
+struct Precursor {
+  uint64_t category = 0;
+  double similarity = 0;
+  double share_before = 0, share_after = 0;  // of each period's flows
+};
+
+struct CategoryComparison {
+  // name_hash: the category's key; calls: its flows; ms per call: latency.
+  PeriodComparison changes;
+  // For each new category among the mutations: its likeliest precursors,
+  // most similar first (at most 3).
+  std::map<uint64_t, std::vector<Precursor>> precursors;
+  uint64_t flows_before = 0, flows_after = 0;
+};
+
+// The same comparison over the request-flow categories, each flow one
+// sample of its category's latency; a structural mutation's presence test
+// counts flows where the functions' counts ticks.
+CategoryComparison CompareCategories(const std::vector<PeriodProfile>& baseline_runs, const PeriodProfile& after,
+                                     const ComparisonSettings& settings);
+
+// The category's example flow, described with `names` (hash -> name).
+std::string DescribeCategory(const CategoryInPeriod& category, const std::unordered_map<uint64_t, std::string>& names,
+                             bool short_names);
+
+// Where a category is found among the periods' (null when in none).
+const CategoryInPeriod* FindCategory(const std::vector<PeriodProfile>& baseline_runs, const PeriodProfile& after,
+                                     uint64_t category);
 
 }  // namespace limpwatch::analyzer
 

@@ -21,13 +21,14 @@
 #include <string>
 #include <vector>
 
+#include "limpwatch/analyzer/flow_record.h"
 #include "limpwatch/analyzer/tick_record.h"
 
 namespace limpwatch::analyzer {
 
 inline constexpr char kTraceMagic[8] = {'L', 'W', 'T', 'R', 'A', 'C', 'E', '\0'};
 inline constexpr uint16_t kTraceVersionMajor = 1;
-inline constexpr uint16_t kTraceVersionMinor = 0;
+inline constexpr uint16_t kTraceVersionMinor = 1;  // 1: flows records
 inline constexpr uint32_t kTraceHeaderSize = 128;
 inline constexpr uint32_t kTraceRecordHeaderSize = 12;
 inline constexpr uint32_t kTraceMaxPayload = 16u << 20;
@@ -35,6 +36,7 @@ inline constexpr uint32_t kTraceMaxPayload = 16u << 20;
 enum class TraceRecordType : uint32_t {
   kTick = 1,
   kNames = 2,
+  kFlows = 3,  // since 1.1: the request flows read in a tick (flow_record.h)
 };
 
 uint32_t Crc32(const uint8_t* data, size_t size, uint32_t crc = 0);
@@ -48,7 +50,7 @@ struct Trace {
   std::string node;
   uint32_t tick_ms = 0;
   std::vector<TickRecord> ticks;
-  std::vector<FunctionName> names;
+  std::vector<FunctionName> names;  // flows records are not read here: TraceReader reads them one at a time
   std::vector<std::string> problems;  // one line each: CRC mismatch, truncated tail, ...
 };
 
@@ -61,7 +63,7 @@ bool ReadTrace(const std::string& path, Trace* trace, std::string* error);
 // through it: both see the same records and report the same problems.
 class TraceReader {
  public:
-  enum class Item { kTick, kNames, kEnd };
+  enum class Item { kTick, kNames, kFlows, kEnd };
 
   // Null with a one-line *error naming the file when it cannot be opened or
   // is not a trace of a known version.
@@ -70,11 +72,12 @@ class TraceReader {
   TraceReader(const TraceReader&) = delete;
   TraceReader& operator=(const TraceReader&) = delete;
 
-  // The next good record: a tick into *tick, or the names of a names record
-  // into *names (replaced, not appended to). kEnd at the end of the file or
-  // at a record that makes the rest unreadable. Skipped records and the
-  // reason the reading ended are added to problems().
-  Item Next(TickRecord* tick, std::vector<FunctionName>* names);
+  // The next good record: a tick into *tick, the names of a names record
+  // into *names (replaced, not appended to), or a flows record into *flows
+  // (without `flows`, flows records are passed over). kEnd at the end of the
+  // file or at a record that makes the rest unreadable. Skipped records and
+  // the reason the reading ended are added to problems().
+  Item Next(TickRecord* tick, std::vector<FunctionName>* names, FlowsRecord* flows = nullptr);
 
   const std::string& path() const { return path_; }
   const std::string& node() const { return node_; }

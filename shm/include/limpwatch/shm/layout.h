@@ -65,7 +65,7 @@ namespace limpwatch::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x544e454d47455357ull;  // "WSEGMENT" little-endian
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 12;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
+inline constexpr uint16_t kVersionMinor = 13;  // 1: SampleTableHeader node_samples_*, ImageKind::kNodeKernel
                                               // 2: IoBlock socket_reads + untimed_calls, NodeMetricsRecord disk_*
                                               // 3: ProcessCounters selections_applied, selection_errors,
                                               //    functions_unselected
@@ -82,6 +82,8 @@ inline constexpr uint16_t kVersionMinor = 12;  // 1: SampleTableHeader node_samp
                                               //     calls_during_hooks, calls_during_hooks_lost
                                               // 11: ScoreStatusBlock in the header page
                                               // 12: AlarmRecord agreement
+                                              // 13: request flows: flow_events_per_thread,
+                                              //     FlowRegionDescriptor, the flows region
 inline constexpr uint16_t kEndianMark = 0x0102;
 inline constexpr uint32_t kHeaderSize = 4096;
 
@@ -572,6 +574,74 @@ struct ScoreStatusBlock {
   ScoreStatusEntry entries[kScoreStatusEntries];
 };
 
+// ---- Request flows (since 1.13) ----
+//
+// A sampled request's whole traced call tree: one in N outermost traced
+// calls of a thread, or of the functions the selection manifest marks
+// `request`, recorded with its traced descendants' enter and exit times.
+// Each thread slot owns one ring of FlowEvents in the flows region, written
+// only by the thread in the slot and kept across the slot's threads, so the
+// flows of a thread that has exited stay readable until overwritten.
+//
+// A flow is the events
+//   kFlowBegin (ticks: the root's entry; value: the thread's tid)
+//   kFlowEnter / kFlowExit (ticks; function id; value: depth below the root)
+//   kFlowEnd (ticks: the root's exit; function: the flow's sequence number
+//             in this ring, low 32 bits; value: events before this one)
+// and is published by a release store of FlowRingHeader::head past its end
+// record. A flow is never longer than max_flow_events (half the ring, end
+// record included): the writer stops appending at the bound and marks the
+// end record kFlowCut. So a reader that copies the ring and reads `head`
+// again trusts every position at or after head + max_flow_events - ring
+// size, and parses whole flows backwards from the head it read first.
+inline constexpr uint32_t kFlowRegionOffset = 1568;  // FlowRegionDescriptor in the header page
+inline constexpr uint32_t kMaxFlowEventsPerThread = 1u << 20;
+inline constexpr uint32_t kMinFlowEventsPerThread = 64;
+// The runtime's defaults (LIMPWATCH_FLOW_SAMPLE, LIMPWATCH_FLOW_EVENTS); the
+// sampling rate is the one whose cost hotpath_benchmark measures.
+inline constexpr uint32_t kDefaultFlowSampleEvery = 64;
+inline constexpr uint32_t kDefaultFlowEventsPerThread = 4096;
+
+enum class FlowEventKind : uint32_t { kBegin = 0, kEnter = 1, kExit = 2, kEnd = 3 };
+
+enum FlowEndFlags : uint32_t {
+  kFlowCut = 1u << 0,  // reached max_flow_events: later calls of the flow were not recorded
+};
+
+// FlowEvent::info: kind in bits 0-1, flags in bits 2-3, a value in bits 4-31.
+inline constexpr uint32_t kFlowValueShift = 4;
+inline constexpr uint32_t kFlowValueLimit = (1u << (32 - kFlowValueShift)) - 1;
+constexpr uint32_t PackFlowInfo(FlowEventKind kind, uint32_t flags, uint32_t value) {
+  return static_cast<uint32_t>(kind) | (flags << 2) | (value << kFlowValueShift);
+}
+constexpr FlowEventKind FlowInfoKind(uint32_t info) { return static_cast<FlowEventKind>(info & 3u); }
+constexpr uint32_t FlowInfoFlags(uint32_t info) { return (info >> 2) & 3u; }
+constexpr uint32_t FlowInfoValue(uint32_t info) { return info >> kFlowValueShift; }
+
+struct FlowEvent {
+  std::atomic<uint64_t> ticks;
+  std::atomic<uint32_t> function;
+  std::atomic<uint32_t> info;
+};
+
+struct FlowRingHeader {
+  std::atomic<uint64_t> head;              // events ever written up to the end of the last published flow
+  std::atomic<uint64_t> flows_published;   // the sequence number of the last published flow
+  std::atomic<uint64_t> flows_cut;         // of those, cut at max_flow_events
+  std::atomic<uint64_t> flows_abandoned;   // started and never published: the thread exited, or the root
+                                           // frame was lost (longjmp past it)
+  std::atomic<uint64_t> reserved[4];
+};
+
+struct FlowRegionDescriptor {
+  RegionRef region;                 // the flows region; size 0 when the segment has none
+  uint32_t events_per_thread;       // equal to SegmentHeader::flow_events_per_thread
+  uint32_t max_flow_events;         // the bound of one flow, end record included
+  std::atomic<uint32_t> sample_every;  // 1 in N root calls starts a flow (0: sampling off)
+  uint32_t reserved_u32;
+  uint64_t reserved[2];
+};
+
 struct SegmentHeader {
   uint64_t magic;
   uint16_t version_major;
@@ -616,7 +686,7 @@ struct SegmentHeader {
   uint32_t sizeof_io_block;
   uint32_t sizeof_sampled_function;
   uint32_t sample_capacity;  // power of two
-  uint32_t reserved_geometry;
+  uint32_t flow_events_per_thread;  // since 1.13: power of two; 0 = no flows region
 
   RegionRef function_index;
   RegionRef symbols;
@@ -688,7 +758,11 @@ static_assert(kPeerStatusOffset + sizeof(PeerStatusBlock) <= kHeaderSize);
 static_assert(sizeof(ScoreStatusEntry) == 56);
 static_assert(sizeof(ScoreStatusBlock) == 32 + kScoreStatusEntries * 56);
 static_assert(sizeof(SegmentHeader) <= kScoreStatusOffset);
-static_assert(kScoreStatusOffset + sizeof(ScoreStatusBlock) <= kAnalyzerSheddingOffset);
+static_assert(kScoreStatusOffset + sizeof(ScoreStatusBlock) <= kFlowRegionOffset);
+static_assert(sizeof(FlowEvent) == 16);
+static_assert(sizeof(FlowRingHeader) == 64);
+static_assert(sizeof(FlowRegionDescriptor) == 48);
+static_assert(kFlowRegionOffset + sizeof(FlowRegionDescriptor) <= kAnalyzerSheddingOffset);
 
 template <typename T>
 inline constexpr bool kIsSegmentPod =
@@ -710,6 +784,7 @@ struct Geometry {
   uint32_t stack_depth = 256;
   uint32_t alarm_capacity = 256;
   uint32_t sample_capacity = 8192;  // rounded up to a power of two
+  uint32_t flow_events = 0;         // per thread slot, rounded up to a power of two; 0 = no flows
 };
 
 // Byte layout computed from a geometry. Both the writer and the validating
@@ -725,6 +800,10 @@ struct Layout {
   RegionRef alarms;
   RegionRef samples;
   uint32_t sample_capacity;
+  RegionRef flows;  // size 0 without flows
+  uint32_t flow_events_per_thread;
+  uint32_t max_flow_events;
+  uint64_t flow_ring_size;  // bytes per thread slot's ring, header included
   uint64_t segment_size;
 };
 
@@ -735,6 +814,9 @@ bool ComputeLayout(const Geometry& geometry, Layout* out);
 // Offsets inside one thread slot.
 inline constexpr uint64_t SlotIoOffset() { return sizeof(ThreadSlotHeader); }
 inline constexpr uint64_t SlotFramesOffset() { return sizeof(ThreadSlotHeader) + sizeof(IoBlock); }
+// The bound of one flow in a ring of `events_per_thread`.
+constexpr uint32_t MaxFlowEvents(uint32_t events_per_thread) { return events_per_thread / 2; }
+
 inline constexpr uint64_t SlotCountersOffset(uint32_t stack_depth) {
   return SlotFramesOffset() + uint64_t{stack_depth} * sizeof(StackFrame);
 }

@@ -70,6 +70,15 @@ class SegmentView {
   SampleTableHeader* sample_table() const { return sample_table_; }
   SampledFunction* sampled_functions() const { return sampled_functions_; }
   uint32_t sample_capacity() const { return sample_capacity_; }
+  // Request flows; has_flows() false for a segment without the region.
+  bool has_flows() const { return flows_ != nullptr; }
+  FlowRegionDescriptor* flow_descriptor() const {
+    return reinterpret_cast<FlowRegionDescriptor*>(base_ + kFlowRegionOffset);
+  }
+  FlowRingHeader* flow_ring(uint32_t slot_index) const;
+  FlowEvent* flow_events(uint32_t slot_index) const;
+  uint32_t flow_events_per_thread() const { return flow_events_per_thread_; }
+  uint32_t max_flow_events() const { return max_flow_events_; }
 
  private:
   uint8_t* base_ = nullptr;
@@ -87,6 +96,10 @@ class SegmentView {
   SampleTableHeader* sample_table_ = nullptr;
   SampledFunction* sampled_functions_ = nullptr;
   uint32_t sample_capacity_ = 0;
+  uint8_t* flows_ = nullptr;
+  uint32_t flow_events_per_thread_ = 0;
+  uint32_t max_flow_events_ = 0;
+  uint64_t flow_ring_size_ = 0;
 };
 
 // Checks a mapped segment of `mapped_size_untrusted` bytes: magic, version,

@@ -102,7 +102,10 @@ constexpr CommandText kCommands[] = {
      "  all: each tick, rows (server, tick) of the last minute against the functions'\n"
      "  time per call; a function whose column the low-rank part does not explain, slow\n"
      "  on one server's newest ticks, votes for that server; k of 2k-1 steps indict it.\n"
-     "  Ends with the functions most often anomalous. --windows: a line per step.\n"},
+     "  Ends with the functions most often anomalous. --windows: a line per step.\n"
+     "  With request flows in the recordings, also CloudDiag per request category:\n"
+     "  its flows from every server against its functions' own times; a function\n"
+     "  slow in more of one server's flows than chance allows names that server.\n"},
     {"report",
      // One line: usage errors quote it in their one line.
      "limpwatch report RECORDINGS... -o FILE [-t THRESHOLDS] [-m MANIFEST] [--rule calibrated|seed] [--budget DAYS] "

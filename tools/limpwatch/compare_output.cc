@@ -82,6 +82,46 @@ void PeriodJson(JsonWriter& json, const ComparedPeriod& period) {
   json.EndObject();
 }
 
+// "3 mutations (2 response time, 1 new, 0 vanished)".
+std::string MutationCounts(const analyzer::PeriodComparison& comparison) {
+  size_t count = comparison.mutations.size();
+  return (count == 0 ? std::string("no mutation") : std::to_string(count) + (count == 1 ? " mutation" : " mutations")) +
+         " (" + std::to_string(CountOf(comparison, MutationKind::kResponseTime)) + " response time, " +
+         std::to_string(CountOf(comparison, MutationKind::kNew)) + " new, " +
+         std::to_string(CountOf(comparison, MutationKind::kVanished)) + " vanished)";
+}
+
+const char* KindJson(MutationKind kind) {
+  return kind == MutationKind::kResponseTime ? "response_time" : kind == MutationKind::kNew ? "new" : "vanished";
+}
+
+// The mutations' table: `subject` names what each row is, `sample` what
+// was counted in each period.
+Table MutationTable(const std::string& subject, size_t subject_width, const std::string& sample,
+                    const std::string& medians) {
+  return Table({{"RANK", Align::kRight},
+                {subject, Align::kLeft, subject_width},
+                {"KIND", Align::kLeft},
+                {sample, Align::kRight},
+                {medians, Align::kLeft},
+                {"RATIO", Align::kRight},
+                {"P", Align::kRight},
+                {"MS/S", Align::kRight}});
+}
+
+// The test's statistic, p-value and the change's contribution. A structural
+// mutation has no KS statistic; its p-value is the presence test's.
+void TestJson(JsonWriter& json, const FunctionChange& change) {
+  json.Key("ks_statistic");
+  if (change.kind == MutationKind::kResponseTime) {
+    json.Double(change.ks_statistic);
+  } else {
+    json.Null();
+  }
+  json.Field("p_value", change.p_value);
+  json.Field("contribution_ms_per_s", change.contribution_ms_per_s);
+}
+
 void MedianJson(JsonWriter& json, std::string_view key, double ms, size_t sample) {
   json.Key(key);
   if (sample == 0) {
@@ -143,13 +183,7 @@ std::vector<std::string> PrecursorLines(const ComparisonReport& report, size_t r
 std::string CategorySummary(const ComparisonReport& report) {
   const analyzer::CategoryComparison& categories = *report.categories;
   const analyzer::PeriodComparison& changes = categories.changes;
-  size_t count = changes.mutations.size();
-  std::string text = "categories: " +
-                     (count == 0 ? std::string("no mutation")
-                                 : std::to_string(count) + (count == 1 ? " mutation" : " mutations")) +
-                     " (" + std::to_string(CountOf(changes, MutationKind::kResponseTime)) + " response time, " +
-                     std::to_string(CountOf(changes, MutationKind::kNew)) + " new, " +
-                     std::to_string(CountOf(changes, MutationKind::kVanished)) + " vanished) among " +
+  std::string text = "categories: " + MutationCounts(changes) + " among " +
                      std::to_string(changes.functions_compared) + " request categories, " +
                      std::to_string(changes.functions_tested) + " tested (>= " +
                      std::to_string(report.settings.min_ticks) + " flows a period), of " +
@@ -185,10 +219,7 @@ std::string ComparisonSummary(const ComparisonReport& report) {
   size_t shown = MutationRowsShown(report);
   size_t count = comparison.mutations.size();
   std::string text =
-      "compare: " + (count == 0 ? std::string("no mutation") : std::to_string(count) + (count == 1 ? " mutation" : " mutations")) +
-      " (" + std::to_string(CountOf(comparison, MutationKind::kResponseTime)) + " response time, " +
-      std::to_string(CountOf(comparison, MutationKind::kNew)) + " new, " +
-      std::to_string(CountOf(comparison, MutationKind::kVanished)) + " vanished) among " +
+      "compare: " + MutationCounts(comparison) + " among " +
       std::to_string(comparison.functions_compared) + " functions, " + std::to_string(comparison.functions_tested) +
       " tested (p < " + FormatNumber(report.settings.alpha) + ", >= " + std::to_string(report.settings.min_ticks) +
       " ticks a period)";
@@ -208,14 +239,7 @@ std::string RenderComparisonText(const ComparisonReport& report) {
   if (HasCategories(report)) {
     size_t categories_shown = CategoryRowsShown(report);
     if (categories_shown > 0) {
-      Table table({{"RANK", Align::kRight},
-                   {"REQUEST CATEGORY", Align::kLeft, 70},
-                   {"KIND", Align::kLeft},
-                   {"FLOWS", Align::kRight},
-                   {"MEDIAN LATENCY BEFORE -> AFTER", Align::kLeft},
-                   {"RATIO", Align::kRight},
-                   {"P", Align::kRight},
-                   {"MS/S", Align::kRight}});
+      Table table = MutationTable("REQUEST CATEGORY", 70, "FLOWS", "MEDIAN LATENCY BEFORE -> AFTER");
       for (size_t rank = 0; rank < categories_shown; ++rank) table.AddRow(CategoryRowCells(report, rank));
       // The precursors go under their row.
       std::vector<std::string> lines;
@@ -235,14 +259,7 @@ std::string RenderComparisonText(const ComparisonReport& report) {
   }
   size_t shown = MutationRowsShown(report);
   if (shown > 0) {
-    Table table({{"RANK", Align::kRight},
-                 {"FUNCTION", Align::kLeft, 60},
-                 {"KIND", Align::kLeft},
-                 {"TICKS", Align::kRight},
-                 {"MEDIAN BEFORE -> AFTER", Align::kLeft},
-                 {"RATIO", Align::kRight},
-                 {"P", Align::kRight},
-                 {"MS/S", Align::kRight}});
+    Table table = MutationTable("FUNCTION", 60, "TICKS", "MEDIAN BEFORE -> AFTER");
     for (size_t rank = 0; rank < shown; ++rank) table.AddRow(MutationRowCells(report, rank));
     text += table.Render();
   }
@@ -279,9 +296,7 @@ std::string RenderComparisonJson(const ComparisonReport& report) {
     json.Field("rank", uint64_t(rank + 1));
     json.Field("function", FunctionLabel(*report.names, change.name_hash));
     json.Field("name_hash", FormatHex16(change.name_hash));
-    json.Field("kind", change.kind == MutationKind::kResponseTime ? "response_time"
-                       : change.kind == MutationKind::kNew        ? "new"
-                                                                  : "vanished");
+    json.Field("kind", KindJson(change.kind));
     json.Field("per", change.per_tick ? "tick" : "call");
     json.Field("ticks_before", uint64_t(change.ticks_before));
     json.Field("ticks_after", uint64_t(change.ticks_after));
@@ -299,16 +314,7 @@ std::string RenderComparisonJson(const ComparisonReport& report) {
     } else {
       json.Null();
     }
-    // A structural mutation has no KS statistic; its p-value is the
-    // presence test's.
-    json.Key("ks_statistic");
-    if (change.kind == MutationKind::kResponseTime) {
-      json.Double(change.ks_statistic);
-    } else {
-      json.Null();
-    }
-    json.Field("p_value", change.p_value);
-    json.Field("contribution_ms_per_s", change.contribution_ms_per_s);
+    TestJson(json, change);
     // Null with one baseline run, where there is no such noise to measure.
     for (auto [key, value] : {std::pair<std::string_view, double>{"ks_between_baseline_runs", change.ks_between_runs},
                               {"ks_to_nearest_baseline_run", change.ks_to_nearest_run},
@@ -344,23 +350,14 @@ std::string RenderComparisonJson(const ComparisonReport& report) {
       json.Field("category", FormatHex16(change.name_hash));
       json.Field("structure", CategoryLabel(report, change.name_hash, false));
       json.Field("display", CategoryLabel(report, change.name_hash, true));
-      json.Field("kind", change.kind == MutationKind::kResponseTime ? "response_time"
-                         : change.kind == MutationKind::kNew        ? "new"
-                                                                    : "vanished");
+      json.Field("kind", KindJson(change.kind));
       json.Field("flows_before", change.calls_before);
       json.Field("flows_after", change.calls_after);
       json.Field("flows_per_s_before", change.calls_per_s_before);
       json.Field("flows_per_s_after", change.calls_per_s_after);
       MedianJson(json, "median_ms_before", change.median_ms_before, change.ticks_before);
       MedianJson(json, "median_ms_after", change.median_ms_after, change.ticks_after);
-      json.Key("ks_statistic");
-      if (change.kind == MutationKind::kResponseTime) {
-        json.Double(change.ks_statistic);
-      } else {
-        json.Null();
-      }
-      json.Field("p_value", change.p_value);
-      json.Field("contribution_ms_per_s", change.contribution_ms_per_s);
+      TestJson(json, change);
       json.Key("precursors");
       json.BeginArray();
       auto found = categories.precursors.find(change.name_hash);

@@ -301,7 +301,7 @@ TEST(ExportTest, BadInputGivesOneLineAndNoOutputFile) {
   for (const Case& bad : std::vector<Case>{
            {Join(paths) + " " + directory.File("missing.lwtrace"), 1, "missing.lwtrace': cannot open"},
            {Join(paths) + " " + junk, 1, "not a limpwatch recording"},
-           {"--format svg" + Join(paths), 2, "--format is chrome or folded, not 'svg'"},
+           {"--format svg" + Join(paths), 2, "--format is chrome, folded or folded-flows, not 'svg'"},
            {"--format folded -m " + junk + Join(paths), 2, "--manifest applies to the chrome format"},
            {"", 2, "missing recordings"},
        }) {

@@ -207,7 +207,7 @@ TEST(TraceFileTest, NotARecordingOrAnotherVersionIsRefusedInOneLine) {
   header[8] = 9;  // major version 9
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(header.data()), header.size());
   EXPECT_FALSE(ReadTrace(path, &trace, &error));
-  EXPECT_NE(error.find("version 9.0"), std::string::npos) << error;
+  EXPECT_NE(error.find("version 9." + std::to_string(analyzer::kTraceVersionMinor)), std::string::npos) << error;
   EXPECT_FALSE(ReadTrace(directory.File("missing"), &trace, &error));
   EXPECT_EQ(error.find('\n'), std::string::npos);
 }

@@ -4,6 +4,7 @@
  *                       also call store_block (a second call tree)
  *   flows threads N     N threads, each one request at its outermost call
  *   flows wide N        one request with N children (longer than a ring)
+ *   flows serve MS      requests for MS milliseconds, a millisecond apart
  *
  * Built with -finstrument-functions -fno-inline and linked with
  * liblimpwatch.so; the tests read the segment it keeps (LIMPWATCH_KEEP=1).
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static unsigned long sink;
 #define SINK_ADD(value) __atomic_fetch_add(&sink, (unsigned long)(value), __ATOMIC_RELAXED)
@@ -48,9 +50,24 @@ void wide_request(int children) {
   for (int child = 0; child < children; ++child) parse_header(child);
 }
 
+static long now_ms(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec * 1000L + now.tv_nsec / 1000000L;
+}
+
+void serve_for(int ms) {
+  struct timespec pause = {0, 1000000L};
+  long end = now_ms() + ms;
+  for (int request = 0; now_ms() < end; ++request) {
+    handle_request(request);
+    nanosleep(&pause, NULL);
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: flows requests|threads|wide N\n");
+    fprintf(stderr, "usage: flows requests|threads|wide|serve N\n");
     return 2;
   }
   int count = atoi(argv[2]);
@@ -58,6 +75,8 @@ int main(int argc, char** argv) {
     serve_loop(count);
   } else if (!strcmp(argv[1], "threads")) {
     serve_threads(count);
+  } else if (!strcmp(argv[1], "serve")) {
+    serve_for(count);
   } else if (!strcmp(argv[1], "wide")) {
     wide_request(count);
   } else {

@@ -29,6 +29,7 @@ struct FlowRun {
   uint64_t published = 0;                 // over every ring
   uint64_t cut = 0;
   bool has_flows = false;
+  shm::FlowTotals snapshot_totals;  // what a snapshot (and `dump`) says of the rings
 };
 
 // Runs `flows mode count` with `environment` and reads every flow it left.
@@ -40,7 +41,9 @@ FlowRun RunFlows(const std::string& mode, int count, std::vector<std::string> en
   environment.push_back("LIMPWATCH_KEEP=1");
   ProgramRun run = RunProgram(TestProgram("flows"), {mode, std::to_string(count)}, environment);
   EXPECT_EQ(run.exit_status, 0) << run.output;
-  for (const auto& function : ReadSegment(name, run.pid).functions) result.names[function.id] = function.name;
+  shm::Snapshot snapshot = ReadSegment(name, run.pid);
+  for (const auto& function : snapshot.functions) result.names[function.id] = function.name;
+  result.snapshot_totals = snapshot.flows;
   std::string error;
   auto reader = shm::SegmentReader::Open(shm::SegmentObjectName(name, run.pid), &error);
   EXPECT_TRUE(reader) << error;
@@ -73,6 +76,10 @@ TEST(FlowsTest, EachSampledRequestIsRecordedWholeWithItsCallTree) {
   FlowRun run = RunFlows("requests", 20, {"LIMPWATCH_SELECT=" + manifest.path(), "LIMPWATCH_FLOW_SAMPLE=1"});
   ASSERT_TRUE(run.has_flows);
   ASSERT_EQ(run.flows.size(), 20u);
+  EXPECT_TRUE(run.snapshot_totals.present);
+  EXPECT_EQ(run.snapshot_totals.published, 20u);
+  EXPECT_EQ(run.snapshot_totals.sample_every, 1u);
+  EXPECT_EQ(run.snapshot_totals.events_per_thread, shm::kDefaultFlowEventsPerThread);
   EXPECT_EQ(run.totals.flows_lost, 0u);
   EXPECT_EQ(run.totals.flows_malformed, 0u);
   uint64_t sequence = 0;
@@ -148,6 +155,7 @@ TEST(FlowsTest, AFlowLongerThanItsBoundIsCutAndMarkedWithoutBlocking) {
   FlowRun run = RunFlows("wide", 200, {"LIMPWATCH_FLOW_SAMPLE=1", "LIMPWATCH_FLOW_EVENTS=64"});
   ASSERT_TRUE(run.has_flows);
   EXPECT_EQ(run.cut, 1u);  // main's flow, cut at 32 events
+  EXPECT_EQ(run.snapshot_totals.cut, 1u);
   ASSERT_EQ(run.flows.size(), 1u);
   const shm::RecordedFlow& flow = run.flows[0];
   EXPECT_TRUE(flow.cut);
@@ -161,6 +169,7 @@ TEST(FlowsTest, AFlowLongerThanItsBoundIsCutAndMarkedWithoutBlocking) {
 TEST(FlowsTest, SamplingOffLeavesNoFlowRegion) {
   FlowRun run = RunFlows("requests", 10, {"LIMPWATCH_FLOW_SAMPLE=0"});
   EXPECT_FALSE(run.has_flows);
+  EXPECT_FALSE(run.snapshot_totals.present);
 }
 
 // Writes flows into a ring as the runtime does (flow_recorder.cc): a root

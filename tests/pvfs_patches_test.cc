@@ -212,17 +212,23 @@ TEST(OrangefsSelection, ParsesWithTheRuntimeParser) {
   ASSERT_EQ(selection.rules.size(), lines.size());
   EXPECT_TRUE(selection.has_include);
   for (size_t i = 0; i < lines.size(); ++i) {
-    // Every line is "include|exclude <pattern>": no bare pattern, no extra word.
+    // Every line is "include|exclude|request <pattern>": no bare pattern, no extra word.
     ASSERT_EQ(lines[i].fields.size(), 2u) << "line " << lines[i].number;
-    EXPECT_TRUE(lines[i].fields[0] == "include" || lines[i].fields[0] == "exclude") << "line " << lines[i].number;
-    EXPECT_EQ(selection.rules[i].include, lines[i].fields[0] == "include") << "line " << lines[i].number;
+    const std::string& keyword = lines[i].fields[0];
+    EXPECT_TRUE(keyword == "include" || keyword == "exclude" || keyword == "request") << "line " << lines[i].number;
+    EXPECT_EQ(selection.rules[i].request, keyword == "request") << "line " << lines[i].number;
+    EXPECT_EQ(selection.rules[i].include, keyword != "exclude") << "line " << lines[i].number;
     EXPECT_EQ(selection.rules[i].pattern, lines[i].fields[1]) << "line " << lines[i].number;
   }
 }
 
 TEST(OrangefsSelection, NoDuplicateDeadOrRedundantRule) {
   SelectionManifest selection = LoadSelection();
-  const auto& rules = selection.rules;
+  // The selecting rules; the request rules mark, and are checked below.
+  std::vector<limpwatch::runtime::SelectionRule> rules;
+  for (const auto& rule : selection.rules) {
+    if (!rule.request) rules.push_back(rule);
+  }
   std::set<std::pair<int, std::string>> seen;
   for (size_t i = 0; i < rules.size(); ++i) {
     EXPECT_TRUE(seen.emplace(static_cast<int>(rules[i].target), rules[i].pattern).second)
@@ -278,6 +284,20 @@ TEST(OrangefsSelection, DropsTheHotHelpersAndKeepsTheDiagnosticFunctions) {
   // A list of what to trace: what it does not name is not traced.
   EXPECT_FALSE(Selected(selection, "main"));
   EXPECT_FALSE(Selected(selection, "gossip_debug_fp"));
+}
+
+TEST(OrangefsSelection, MarksWhereARequestsWorkStartsAsTheRootOfItsFlows) {
+  SelectionManifest selection = LoadSelection();
+  EXPECT_TRUE(selection.has_request);
+  for (const char* root : {"server_state_machine_start", "PINT_state_machine_continue"}) {
+    limpwatch::runtime::FunctionFacts facts{root, root, {}, {}};
+    EXPECT_TRUE(IsRequestRoot(selection, facts)) << root;
+    EXPECT_TRUE(Selected(selection, root)) << root << ": a root must be traced to start a flow";
+  }
+  for (const char* inside : {"dbpf_bstream_rw_list_op_svc", "job_flow", "server_post_unexpected_recv", "main"}) {
+    limpwatch::runtime::FunctionFacts facts{inside, inside, {}, {}};
+    EXPECT_FALSE(IsRequestRoot(selection, facts)) << inside;
+  }
 }
 
 TEST(OrangefsSelection, EveryIncludedFamilyHasAResourceInTheManifest) {

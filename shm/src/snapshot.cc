@@ -366,6 +366,17 @@ void TakeSnapshot(const SegmentView& view, const std::string& object_name, Snaps
   CopyScoreStatus(*view.score_status(), &out->score_status);
   CopyAnalyzerHealth(*view.analyzer_health(), &out->analyzer_health);
   CopyAnalyzerShedding(*view.analyzer_shedding(), &out->analyzer_shedding);
+  if (view.has_flows()) {
+    out->flows.present = true;
+    out->flows.sample_every = view.flow_descriptor()->sample_every.load(std::memory_order_relaxed);
+    out->flows.events_per_thread = view.flow_events_per_thread();
+    for (uint32_t slot = 0; slot < header.max_threads; ++slot) {
+      const FlowRingHeader& ring = *view.flow_ring(slot);
+      out->flows.published += ring.flows_published.load(std::memory_order_relaxed);
+      out->flows.cut += ring.flows_cut.load(std::memory_order_relaxed);
+      out->flows.abandoned += ring.flows_abandoned.load(std::memory_order_relaxed);
+    }
+  }
 
   const ProcessCounters& counters = header.counters;
   out->functions_registered = counters.functions_registered.load(std::memory_order_relaxed);

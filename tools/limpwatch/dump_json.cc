@@ -127,6 +127,18 @@ void WriteCounters(JsonWriter* json, const shm::Snapshot& s) {
   json->Field("calls_during_hooks_lost", s.calls_during_hooks_lost);
   json->EndObject();
   WriteDiagnostics(json, "diagnostics", s.diagnostics);
+  json->Key("flows");
+  if (!s.flows.present) {
+    json->Null();
+    return;
+  }
+  json->BeginObject();
+  json->Field("sample_every", s.flows.sample_every);
+  json->Field("events_per_thread", s.flows.events_per_thread);
+  json->Field("published", s.flows.published);
+  json->Field("cut", s.flows.cut);
+  json->Field("abandoned", s.flows.abandoned);
+  json->EndObject();
 }
 
 }  // namespace

@@ -141,6 +141,15 @@ std::string CountersSection(const shm::Snapshot& s) {
       {"resynced frames", std::to_string(s.diagnostics.resynced_frames)},
       {"untracked calls", std::to_string(s.diagnostics.untracked_calls)},
   });
+  out += "\nREQUEST FLOWS (limpwatch flows NAME lists their categories)\n";
+  if (!s.flows.present) return out + "  none recorded (LIMPWATCH_FLOW_SAMPLE=0)\n";
+  out += RenderFields({
+      {"sampled", "1 in " + std::to_string(s.flows.sample_every) + " root calls"},
+      {"ring per thread", std::to_string(s.flows.events_per_thread) + " events"},
+      {"flows published", std::to_string(s.flows.published)},
+      {"  of which cut at the ring's bound", std::to_string(s.flows.cut)},
+      {"flows abandoned (thread exited, root lost)", std::to_string(s.flows.abandoned)},
+  });
   return out;
 }
 

@@ -220,6 +220,16 @@ struct NodeMetricsValues {
   std::string disk_name;
 };
 
+// The request-flow rings of every thread slot together (since 1.13).
+struct FlowTotals {
+  bool present = false;  // the segment has a flow region
+  uint32_t sample_every = 0;
+  uint32_t events_per_thread = 0;
+  uint64_t published = 0;
+  uint64_t cut = 0;
+  uint64_t abandoned = 0;
+};
+
 struct Snapshot {
   std::string object_name;
   std::string name;
@@ -252,6 +262,7 @@ struct Snapshot {
   ScoreStatusValues score_status;
   AnalyzerHealthValues analyzer_health;
   AnalyzerSheddingValues analyzer_shedding;
+  FlowTotals flows;
   // ProcessCounters, in declaration order.
   uint64_t functions_registered = 0;
   uint64_t function_table_full = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "format.h"
+#include "limpwatch/analyzer/flow_categories.h"
 #include "limpwatch/analyzer/trace_file.h"
 
 namespace limpwatch::cli {
@@ -69,19 +70,12 @@ bool ScanRecordings(const std::vector<std::string>& paths, size_t top_per_tick, 
     ServerScan& totals = scan->servers[server];
     for (const analyzer::FlowSample& flow : record.flows) {
       ++totals.flows;
-      // A call's self time: its duration less its children's.
-      std::vector<double> self(flow.calls.size());
-      std::vector<size_t> open;
-      for (size_t index = 0; index < flow.calls.size(); ++index) {
-        self[index] = double(flow.calls[index].duration_ns);
-        while (!open.empty() && flow.calls[open.back()].depth >= flow.calls[index].depth) open.pop_back();
-        if (!open.empty()) self[open.back()] -= double(flow.calls[index].duration_ns);
-        open.push_back(index);
-      }
-      for (size_t index = 0; index < flow.calls.size(); ++index) {
-        stack.resize(flow.calls[index].depth);
-        stack.push_back(flow.calls[index].name_hash);
-        if (self[index] > 0) totals.flow_stack_self_ns[stack] += self[index];
+      // Names are not needed here: the stacks are kept by name hash.
+      analyzer::CategorizedFlow timed = analyzer::CategorizeFlow(flow, [](uint64_t) { return std::string(); });
+      for (const analyzer::FlowCallTimes& call : timed.calls) {
+        stack.resize(call.depth);
+        stack.push_back(call.name_hash);
+        if (call.self_ns > 0) totals.flow_stack_self_ns[stack] += call.self_ns;
       }
     }
   };
